@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Thin launcher: the CLI is built by `npm ci` (the `prepare` script runs tsup).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+if (!existsSync(main)) {
+  console.error('visage: dist/ is missing; run `npm ci` (or `npm run build`) first.');
+  process.exit(1);
+}
+const { run } = await import(main);
+process.exitCode = await run(process.argv.slice(2));

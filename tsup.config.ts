@@ -1,0 +1,17 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'client/index': 'src/client/index.ts',
+    'server/index': 'src/server/index.ts',
+    'cli/main': 'src/cli/main.ts',
+  },
+  format: ['esm'],
+  target: 'node20',
+  platform: 'node',
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  splitting: true,
+});
