@@ -1,0 +1,138 @@
+import decode, { type AudioData, type StreamDecoder } from 'audio-decode';
+import { UnreadableAudioError, UnsupportedAudioError } from './audioDecodeError.js';
+import { sniffAudioFormat, type AudioFormat, type SniffedFormat } from './audioFormat.js';
+import { downmixToMono } from './pcmConversion.js';
+import { decodeRawPcm, parseRawPcmType } from './rawPcm.js';
+
+export interface DecodedAudio {
+  format: AudioFormat;
+  /** Native rate of the source; nothing is resampled here (Opus is always 48 kHz). */
+  sampleRate: number;
+  /** Channel count of the source before the downmix. */
+  channels: number;
+  /** All channels averaged into one, float in [-1, 1]. */
+  mono: Float32Array;
+  durationMs: number;
+}
+
+export interface DecodeAudioOptions {
+  /**
+   * The declared Content-Type. Only consulted for raw PCM (`audio/L16;rate=N;channels=C`), which
+   * has no magic bytes; every other format is identified from its bytes.
+   */
+  contentType?: string;
+}
+
+function decoderFor(sniffed: SniffedFormat): () => Promise<StreamDecoder> {
+  switch (sniffed.format) {
+    case 'wav':
+      return decode.wav;
+    case 'mp3':
+      return decode.mp3;
+    case 'flac':
+      return decode.flac;
+    case 'm4a':
+      return decode.m4a;
+    case 'webm':
+      return decode.webm;
+    case 'ogg':
+      if (sniffed.oggCodec === 'opus') return decode.opus;
+      if (sniffed.oggCodec === 'flac') return decode.flac;
+      return decode.oga;
+  }
+}
+
+function concatChannels(parts: AudioData[]): Float32Array[] {
+  const withAudio = parts.filter((p) => p.channelData.length > 0);
+  const channelCount = Math.max(0, ...withAudio.map((p) => p.channelData.length));
+  const out: Float32Array[] = [];
+  for (let c = 0; c < channelCount; c++) {
+    const length = withAudio.reduce((n, p) => n + (p.channelData[c]?.length ?? 0), 0);
+    const channel = new Float32Array(length);
+    let offset = 0;
+    for (const p of withAudio) {
+      const chunk = p.channelData[c];
+      if (!chunk) continue;
+      channel.set(chunk, offset);
+      offset += chunk.length;
+    }
+    out.push(channel);
+  }
+  return out;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Decode an uploaded clip or an `audio` payload to mono float PCM at its native rate.
+ *
+ * Formats: wav, mp3, ogg (opus, vorbis, flac), webm (opus/vorbis), m4a (aac), flac, and raw
+ * `audio/L16` by content type. Decoding is pure JS/WASM (`audio-decode`), so untrusted uploads
+ * never reach a native decoder.
+ *
+ * Errors: UnsupportedAudioError when the bytes are not one of those formats; UnreadableAudioError
+ * when they are but nothing can be decoded. A file truncated mid-stream decodes to whatever
+ * complete frames it holds (the decoders are streaming decoders), which is the useful behaviour
+ * for a clip cut short by an upload limit; it is only unreadable when no audio comes out at all.
+ */
+export async function decodeAudio(
+  bytes: Uint8Array,
+  opts: DecodeAudioOptions = {},
+): Promise<DecodedAudio> {
+  const rawType = opts.contentType ? parseRawPcmType(opts.contentType) : undefined;
+  let format: AudioFormat;
+  let sampleRate: number;
+  let channelData: Float32Array[];
+
+  if (rawType) {
+    format = 'pcm';
+    sampleRate = rawType.sampleRate;
+    channelData = decodeRawPcm(bytes, rawType);
+  } else {
+    if (bytes.length === 0) throw new UnreadableAudioError('empty audio body');
+    const sniffed = sniffAudioFormat(bytes);
+    if (!sniffed) {
+      throw new UnsupportedAudioError(
+        'not a supported audio format (wav, mp3, ogg, webm, m4a, flac, or audio/L16)',
+      );
+    }
+    format = sniffed.format;
+    const parts: AudioData[] = [];
+    let decoder: StreamDecoder | undefined;
+    try {
+      decoder = await decoderFor(sniffed)();
+      parts.push(await decoder(bytes));
+      parts.push(await decoder());
+    } catch (error) {
+      // A stream decoder frees itself on error; anything decoded before the error is kept only
+      // when there is some, otherwise the file is unreadable.
+      if (parts.length === 0 || parts.every((p) => p.channelData.length === 0)) {
+        throw new UnreadableAudioError(`cannot decode ${format} audio: ${describe(error)}`);
+      }
+    }
+    channelData = concatChannels(parts);
+    sampleRate = parts.find((p) => p.sampleRate > 0)?.sampleRate ?? 0;
+  }
+
+  const mono = downmixToMono(channelData);
+  if (mono.length === 0 || !(sampleRate > 0)) {
+    throw new UnreadableAudioError(`${format} audio contains no decodable samples`);
+  }
+  let finite = true;
+  for (let i = 0; i < mono.length; i += 97) {
+    if (!Number.isFinite(mono[i]!)) {
+      finite = false;
+      break;
+    }
+  }
+  if (!finite) throw new UnreadableAudioError(`${format} audio decoded to invalid samples`);
+  return {
+    format,
+    sampleRate,
+    channels: channelData.length,
+    mono,
+    durationMs: (mono.length / sampleRate) * 1000,
+  };
+}

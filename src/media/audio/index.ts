@@ -1,0 +1,16 @@
+export {
+  AudioDecodeError,
+  UnreadableAudioError,
+  UnsupportedAudioError,
+  type AudioDecodeErrorCode,
+} from './audioDecodeError.js';
+export {
+  sniffAudioFormat,
+  type AudioFormat,
+  type OggCodec,
+  type SniffedFormat,
+} from './audioFormat.js';
+export { decodeAudio, type DecodeAudioOptions, type DecodedAudio } from './decodeAudio.js';
+export { downmixToMono, fromInt16, toInt16 } from './pcmConversion.js';
+export { parseRawPcmType, decodeRawPcm, type RawPcmType } from './rawPcm.js';
+export { resample } from './resample.js';
