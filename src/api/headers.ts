@@ -1,0 +1,7 @@
+/** Header names of the wire contract. */
+export const HEADERS = {
+  requestId: 'x-request-id',
+  concurrentSessions: 'x-service-concurrent-sessions',
+  maxConcurrentSessions: 'x-service-max-concurrent-sessions',
+  retryAfter: 'retry-after',
+} as const;

@@ -1,0 +1,7 @@
+/** The wire contract: the single source of truth for server, client and OpenAPI. */
+export * from './ids.js';
+export * from './errors.js';
+export * from './headers.js';
+export * from './resources.js';
+export * from './requests.js';
+export * from './endpoints.js';

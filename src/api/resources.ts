@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { ID_PREFIXES, idSchema } from './ids.js';
+
+/** Resources as they appear on the wire (API-DECISIONS.md, "Resources"). */
+
+const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC' });
+
+export const fileSchema = z
+  .object({
+    file_id: idSchema(ID_PREFIXES.file),
+    filename: z.string(),
+    content_type: z.string(),
+    bytes: z.number().int(),
+    duration_ms: z.number().int(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'File' });
+
+export const voiceSchema = z
+  .object({
+    voice_id: idSchema(ID_PREFIXES.clonedVoice, ID_PREFIXES.stockVoice),
+    name: z.string(),
+    status: z.literal('ready'),
+    source: z.enum(['clone', 'stock']),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Voice' });
+
+export const avatarSchema = z
+  .object({
+    avatar_id: idSchema(ID_PREFIXES.avatar),
+    name: z.string(),
+    description: z.string(),
+    default_voice_id: idSchema(ID_PREFIXES.stockVoice),
+    preview_url: z.string().optional(),
+  })
+  .meta({ id: 'Avatar' });
+
+export const SESSION_STATUSES = ['active', 'waiting', 'ended'] as const;
+export const sessionStatusSchema = z.enum(SESSION_STATUSES);
+export type SessionStatus = z.infer<typeof sessionStatusSchema>;
+
+export const END_REASONS = [
+  'deleted',
+  'idle_timeout',
+  'max_duration',
+  'room_closed',
+  'agent_left',
+  'error',
+  'shutdown',
+] as const;
+export const endReasonSchema = z.enum(END_REASONS);
+export type EndReason = z.infer<typeof endReasonSchema>;
+
+export const sessionSchema = z
+  .object({
+    session_id: idSchema(ID_PREFIXES.session),
+    status: sessionStatusSchema,
+    avatar_id: z.string(),
+    voice_id: z.string(),
+    mode: z.literal('video'),
+    transport: z.literal('livekit'),
+    livekit_url: z.string(),
+    room_name: z.string(),
+    agent_identity: z.string(),
+    publish_on_behalf: z.string().nullable(),
+    idle_timeout_seconds: z.number().int(),
+    max_duration_seconds: z.number().int(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    ended_at: timestamp.nullable(),
+    end_reason: endReasonSchema.nullable(),
+  })
+  .meta({ id: 'Session' });
+
+export const createdSessionSchema = sessionSchema
+  .extend({
+    participant_token: z.string().meta({ description: 'A secret: appears only in this response.' }),
+    participant_token_expires_at: timestamp,
+  })
+  .meta({ id: 'CreatedSession' });
+
+export const utteranceAcceptedSchema = z
+  .object({
+    utterance_id: idSchema(ID_PREFIXES.utterance),
+    session_id: idSchema(ID_PREFIXES.session),
+    status: z.literal('queued'),
+  })
+  .meta({ id: 'UtteranceAccepted' });
+
+export const interruptResultSchema = z
+  .object({
+    session_id: idSchema(ID_PREFIXES.session),
+    interrupted: z.boolean(),
+    dropped_utterances: z.number().int(),
+  })
+  .meta({ id: 'InterruptResult' });
+
+export const participantTokenSchema = z
+  .object({ participant_token: z.string(), expires_at: timestamp })
+  .meta({ id: 'ParticipantToken' });
+
+export const healthSchema = z
+  .object({ status: z.literal('ok'), version: z.string(), media: z.string() })
+  .meta({ id: 'Health' });
+
+export function listSchema<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), has_more: z.boolean() });
+}
+
+export type FileObject = z.infer<typeof fileSchema>;
+export type Voice = z.infer<typeof voiceSchema>;
+export type Avatar = z.infer<typeof avatarSchema>;
+export type Session = z.infer<typeof sessionSchema>;
+export type CreatedSession = z.infer<typeof createdSessionSchema>;
+export type UtteranceAccepted = z.infer<typeof utteranceAcceptedSchema>;
+export type InterruptResult = z.infer<typeof interruptResultSchema>;
+export type ParticipantToken = z.infer<typeof participantTokenSchema>;
+export type Health = z.infer<typeof healthSchema>;
+export interface List<T> {
+  data: T[];
+  has_more: boolean;
+}

@@ -1,0 +1,64 @@
+import { defaultMaxSessions, defaultNodeId, envInt, limitsFromEnv } from '../server/config.js';
+import { createLogger } from '../server/logger.js';
+import { startVisage } from '../server/runtime.js';
+import { VERSION } from '../version.js';
+import { dataDirFrom } from './dataDir.js';
+import { untilSignal } from './runUntilSignal.js';
+import { intFlag, parseFlags, UsageError } from './usage.js';
+
+export const SERVE_USAGE = `Usage: visage serve [options]
+
+Runs the Visage service for production against a real LiveKit deployment.
+
+Environment:
+  LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   the LiveKit deployment (required)
+  VISAGE_HOST (0.0.0.0), VISAGE_PORT or PORT (8080), VISAGE_DATA_DIR (./.visage)
+  VISAGE_MAX_SESSIONS, VISAGE_NODE_ID, VISAGE_IDLE_TIMEOUT_SECONDS, VISAGE_MAX_DURATION_SECONDS,
+  VISAGE_DEFAULT_CAP, VISAGE_RATE_PER_SECOND, VISAGE_RATE_BURST, VISAGE_LOG_LEVEL
+
+Options (override the environment):
+  --host HOST, --port PORT, --data-dir DIR, --max-sessions N
+  -h, --help`;
+
+export async function runServeCommand(argv: string[], out: (line: string) => void) {
+  const { values } = parseFlags(argv, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) return (out(SERVE_USAGE), 0);
+  const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
+    (name) => !process.env[name],
+  );
+  if (missing.length > 0) {
+    throw new UsageError(`visage serve needs ${missing.join(', ')} (a LiveKit deployment)`);
+  }
+  const port = intFlag(values.port, 'port', envInt('VISAGE_PORT', envInt('PORT', 8080)));
+  const server = await startVisage({
+    host: values.host ?? process.env.VISAGE_HOST ?? '0.0.0.0',
+    port,
+    dataDir: dataDirFrom(values['data-dir']),
+    nodeId: defaultNodeId(),
+    maxSessions: intFlag(
+      values['max-sessions'],
+      'max-sessions',
+      envInt('VISAGE_MAX_SESSIONS', defaultMaxSessions()),
+      1,
+    ),
+    allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
+    limits: limitsFromEnv(),
+    livekit: {
+      url: process.env.LIVEKIT_URL!,
+      apiKey: process.env.LIVEKIT_API_KEY!,
+      apiSecret: process.env.LIVEKIT_API_SECRET!,
+    },
+    version: VERSION,
+  }, { log: createLogger() });
+  out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${process.env.LIVEKIT_URL})`);
+  const signal = await untilSignal();
+  server.log.info({ signal }, 'shutting down');
+  await server.close();
+  return 0;
+}

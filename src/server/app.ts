@@ -1,0 +1,117 @@
+import { Hono, type Context } from 'hono';
+import { ENDPOINTS, HEADERS, ID_PREFIXES, newId, type EndpointSpec } from '../api/index.js';
+import { ApiError } from './apiError.js';
+import { authenticate } from './http/authenticate.js';
+import { RateLimiter } from './http/rateLimiter.js';
+import { mountCatalogueRoutes } from './routes/catalogue.js';
+import type { AppDeps, AppEnv } from './routes/context.js';
+import { mountFileRoutes } from './routes/files.js';
+import { mountMetaRoutes } from './routes/meta.js';
+import { honoPath, mountSessionRoutes, setConcurrencyHeaders } from './routes/sessions.js';
+import { mountVoiceRoutes } from './routes/voices.js';
+
+export type { AppDeps } from './routes/context.js';
+
+const PUBLIC_PATHS = new Set<string>([ENDPOINTS.health.path, ENDPOINTS.openapi.path]);
+
+/** The HTTP API: middleware (request id, auth, rate limit, errors) and the routes. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const limiter = new RateLimiter(deps.limits.requestsPerSecond, deps.limits.requestBurst);
+
+  app.use(async (c, next) => {
+    const requestId = newId(ID_PREFIXES.request);
+    const log = deps.log.child({ request_id: requestId });
+    c.set('requestId', requestId);
+    c.set('log', log);
+    const started = performance.now();
+    await next();
+    c.res.headers.set(HEADERS.requestId, requestId);
+    log.info(
+      {
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round(performance.now() - started),
+      },
+      'request',
+    );
+  });
+
+  app.use('/v1/*', async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const key = await authenticate(deps.store, c.req.header('authorization') ?? null);
+    c.set('key', key);
+    const wait = limiter.take(key.id);
+    if (wait > 0) {
+      throw new ApiError('too_many_requests', 'Too many requests for this key; slow down.', {
+        headers: { 'retry-after': String(wait) },
+      });
+    }
+    return next();
+  });
+
+  app.use('/v1/sessions', (c, next) => withConcurrencyHeaders(c, next, deps));
+  app.use('/v1/sessions/*', (c, next) => withConcurrencyHeaders(c, next, deps));
+
+  mountMetaRoutes(app, deps);
+  mountFileRoutes(app, deps);
+  mountVoiceRoutes(app, deps);
+  mountCatalogueRoutes(app);
+  mountSessionRoutes(app, deps);
+  mountMethodNotAllowed(app);
+
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new ApiError('route_not_found', `No route ${c.req.method} ${c.req.path}.`),
+    ),
+  );
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return errorResponse(c, err);
+    c.get('log').error({ err }, 'unhandled error');
+    return errorResponse(c, new ApiError('internal', 'Internal error; quote the request id.'));
+  });
+  return app;
+}
+
+async function withConcurrencyHeaders(c: Context<AppEnv>, next: () => Promise<void>, deps: AppDeps) {
+  await next();
+  await setConcurrencyHeaders(c, deps);
+}
+
+/** Known paths with an unsupported method answer 405 with `Allow`, not 404. */
+function mountMethodNotAllowed(app: Hono<AppEnv>): void {
+  const methods = new Map<string, string[]>();
+  for (const ep of Object.values(ENDPOINTS) as EndpointSpec[]) {
+    const path = honoPath(ep.path);
+    methods.set(path, [...(methods.get(path) ?? []), ep.method]);
+  }
+  for (const [path, allowed] of methods) {
+    app.all(path, (c) => {
+      throw new ApiError(
+        'method_not_allowed',
+        `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(' or ')}.`,
+        { headers: { allow: allowed.join(', ') } },
+      );
+    });
+  }
+}
+
+function errorResponse(c: Context<AppEnv>, err: ApiError): Response {
+  const requestId = c.get('requestId');
+  const body = {
+    error: {
+      type: err.type,
+      code: err.code,
+      message: err.message,
+      request_id: requestId,
+      ...(err.options.param ? { param: err.options.param } : {}),
+    },
+  };
+  const res = c.json(body, err.status as 400);
+  for (const [name, value] of Object.entries(err.options.headers ?? {})) {
+    res.headers.set(name, value);
+  }
+  return res;
+}

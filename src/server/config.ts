@@ -1,0 +1,88 @@
+import { availableParallelism, hostname } from 'node:os';
+
+/** Limits of API-DECISIONS.md; every one is configurable, these are the defaults. */
+export interface Limits {
+  fileBytes: number;
+  clipMinMs: number;
+  clipMaxMs: number;
+  speakTextChars: number;
+  audioPayloadMs: number;
+  jsonBodyBytes: number;
+  requestsPerSecond: number;
+  requestBurst: number;
+  idleTimeoutSeconds: number;
+  maxDurationSeconds: number;
+  defaultConcurrencyCap: number;
+  participantTokenTtlSeconds: number;
+  urlFetchTimeoutMs: number;
+  /** How long a `publish_on_behalf` agent may be gone before the session ends (agent_left). */
+  agentAbsenceMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  fileBytes: 20 * 1024 * 1024,
+  clipMinMs: 1_000,
+  clipMaxMs: 5 * 60_000,
+  speakTextChars: 4096,
+  audioPayloadMs: 60_000,
+  jsonBodyBytes: 256 * 1024,
+  requestsPerSecond: 20,
+  requestBurst: 100,
+  idleTimeoutSeconds: 300,
+  maxDurationSeconds: 3600,
+  defaultConcurrencyCap: 3,
+  participantTokenTtlSeconds: 3600,
+  urlFetchTimeoutMs: 10_000,
+  agentAbsenceMs: 10_000,
+};
+
+/** Where sessions' rooms live: the embedded dev server or a real LiveKit deployment. */
+export interface LiveKitConfig {
+  /** URL clients join with (ws:// or wss://). */
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Identifies this node's sessions in a shared database. */
+  nodeId: string;
+  /** Sessions this node runs at most (`platform_busy` beyond). */
+  maxSessions: number;
+  allowPrivateUrls: boolean;
+  limits: Limits;
+  livekit: LiveKitConfig;
+  version: string;
+}
+
+export function defaultMaxSessions(): number {
+  // Measured media cost is well under a core per session; keep headroom for the API and encoder.
+  return Math.max(2, availableParallelism() * 4);
+}
+
+export function defaultNodeId(): string {
+  return process.env.VISAGE_NODE_ID ?? hostname();
+}
+
+/** Positive integer from the environment, or the fallback; garbage is an error, not a default. */
+export function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  return n;
+}
+
+export function limitsFromEnv(): Limits {
+  return {
+    ...DEFAULT_LIMITS,
+    idleTimeoutSeconds: envInt('VISAGE_IDLE_TIMEOUT_SECONDS', DEFAULT_LIMITS.idleTimeoutSeconds),
+    maxDurationSeconds: envInt('VISAGE_MAX_DURATION_SECONDS', DEFAULT_LIMITS.maxDurationSeconds),
+    defaultConcurrencyCap: envInt('VISAGE_DEFAULT_CAP', DEFAULT_LIMITS.defaultConcurrencyCap),
+    requestsPerSecond: envInt('VISAGE_RATE_PER_SECOND', DEFAULT_LIMITS.requestsPerSecond),
+    requestBurst: envInt('VISAGE_RATE_BURST', DEFAULT_LIMITS.requestBurst),
+  };
+}

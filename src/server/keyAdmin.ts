@@ -1,0 +1,64 @@
+import { ID_PREFIXES, newId, newSecretKey } from '../api/index.js';
+import type { ApiKeyRecord, Store } from './store/store.js';
+
+/**
+ * Operator-side key management (the API has none). The same operations run in the CLI's own
+ * process or, while a server owns the data directory, inside the server via its admin socket.
+ */
+export interface KeyView {
+  id: string;
+  name: string;
+  hint: string;
+  cap: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function keyView(k: ApiKeyRecord): KeyView {
+  return {
+    id: k.id,
+    name: k.name,
+    hint: k.secretHint,
+    cap: k.concurrencyCap,
+    created_at: k.createdAt.toISOString(),
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  };
+}
+
+export class KeyNotFoundError extends Error {
+  constructor(id: string) {
+    super(`no key ${id}`);
+    this.name = 'KeyNotFoundError';
+  }
+}
+
+export const keyAdmin = {
+  async create(store: Store, name: string, cap: number, secret = newSecretKey()) {
+    const record = await store.insertKey({ id: newId(ID_PREFIXES.key), name, secret, cap });
+    return { key: keyView(record), secret };
+  },
+
+  async list(store: Store): Promise<KeyView[]> {
+    return (await store.listKeys()).map(keyView);
+  },
+
+  async revoke(store: Store, id: string): Promise<KeyView> {
+    const record = await store.revokeKey(id);
+    if (!record) throw new KeyNotFoundError(id);
+    return keyView(record);
+  },
+
+  async setCap(store: Store, id: string, cap: number): Promise<KeyView> {
+    const record = await store.setKeyCap(id, cap);
+    if (!record) throw new KeyNotFoundError(id);
+    return keyView(record);
+  },
+
+  /** Registers a given secret (VISAGE_DEV_KEY) unless it exists; never re-creates a revoked one. */
+  async ensure(store: Store, name: string, cap: number, secret: string) {
+    const existing = await store.findKeyBySecret(secret);
+    if (existing) return { key: keyView(existing), created: false };
+    const created = await keyAdmin.create(store, name, cap, secret);
+    return { key: created.key, created: true };
+  },
+};

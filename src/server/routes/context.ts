@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+import type { ApiKeyRecord, Store } from '../store/store.js';
+import type { Limits } from '../config.js';
+import type { FileStorage } from '../fileStorage.js';
+import type { SessionManager } from '../sessionManager.js';
+import type { UrlFetcher } from '../urlFetcher.js';
+import type { VoiceAnalyzer } from '../voiceClip.js';
+
+/** What every route handler may use; built once by `createApp`. */
+export interface AppDeps {
+  store: Store;
+  sessions: SessionManager;
+  files: FileStorage;
+  urlFetcher: UrlFetcher;
+  analyzeVoice: VoiceAnalyzer;
+  limits: Limits;
+  version: string;
+  mediaKind: string;
+  log: Logger;
+}
+
+/** Hono context variables set by the middleware. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    key: ApiKeyRecord;
+    log: Logger;
+  };
+}

@@ -1,0 +1,66 @@
+import type { Hono } from 'hono';
+import { ENDPOINTS, ID_PREFIXES, newId } from '../../api/index.js';
+import { ApiError } from '../apiError.js';
+import { readBody } from '../http/readBody.js';
+import { mediaType } from '../http/validation.js';
+import { checkClipLength, contentTypeOf, decodeOrReject } from '../voiceClip.js';
+import { fileToWire } from '../wire.js';
+import type { AppDeps, AppEnv } from './context.js';
+
+/** Multipart framing around the clip: boundaries and part headers stay well under this. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
+  app.post(ENDPOINTS.uploadFile.path, async (c) => {
+    const contentType = c.req.header('content-type');
+    if (mediaType(contentType) !== 'multipart/form-data') {
+      throw new ApiError(
+        'unsupported_media_type',
+        'Upload the clip as multipart/form-data with a part named `file`.',
+      );
+    }
+    const raw = await readBody(c.req.raw, deps.limits.fileBytes + MULTIPART_OVERHEAD, 'file_too_large');
+    let form: FormData;
+    try {
+      form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), { headers: { 'content-type': contentType! } }).formData();
+    } catch {
+      throw new ApiError('validation_failed', 'The multipart body could not be parsed.');
+    }
+    for (const name of form.keys()) {
+      if (name !== 'file') {
+        throw new ApiError('unknown_field', `Unknown part \`${name}\`: send only \`file\`.`, {
+          param: name,
+        });
+      }
+    }
+    const part = form.get('file');
+    if (!(part instanceof Blob)) {
+      throw new ApiError('validation_failed', 'The multipart part `file` with the clip is missing.', {
+        param: 'file',
+      });
+    }
+    if (part.size > deps.limits.fileBytes) {
+      throw new ApiError('file_too_large', `Files are limited to ${deps.limits.fileBytes} bytes.`, {
+        param: 'file',
+      });
+    }
+    const bytes = new Uint8Array(await part.arrayBuffer());
+    const clip = await decodeOrReject(bytes, part.type || undefined);
+    checkClipLength(clip, deps.limits);
+    const key = c.get('key');
+    const id = newId(ID_PREFIXES.file);
+    await deps.files.put(id, bytes);
+    const filename = (part instanceof File && part.name) || 'clip';
+    const record = await deps.store.insertFile({
+      id,
+      keyId: key.id,
+      filename: filename.slice(0, 255),
+      contentType: contentTypeOf(clip.format),
+      bytes: bytes.byteLength,
+      durationMs: Math.round(clip.durationMs),
+      format: clip.format,
+    });
+    c.get('log').info({ file_id: id, bytes: bytes.byteLength, format: clip.format }, 'file stored');
+    return c.json(fileToWire(record), 201);
+  });
+}

@@ -1,0 +1,149 @@
+import type { Context, Hono } from 'hono';
+import {
+  ENDPOINTS,
+  HEADERS,
+  audioFileRequestSchema,
+  audioQuerySchema,
+  createSessionRequestSchema,
+  interruptRequestSchema,
+  listSessionsQuerySchema,
+  speakRequestSchema,
+  waitingStateRequestSchema,
+} from '../../api/index.js';
+import { ApiError } from '../apiError.js';
+import { readBody } from '../http/readBody.js';
+import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
+import { decodeOrReject } from '../voiceClip.js';
+import { sessionToWire } from '../wire.js';
+import type { AppDeps, AppEnv } from './context.js';
+
+/** Hono's path syntax for a row of the endpoint table. */
+export const honoPath = (path: string) => path.replace('{id}', ':id');
+
+const AUDIO_TYPES = new Set(['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/mpeg', 'audio/mp3']);
+AUDIO_TYPES.add('audio/ogg').add('audio/opus').add('audio/webm').add('audio/flac');
+AUDIO_TYPES.add('audio/mp4').add('audio/m4a').add('audio/aac').add('audio/l16');
+
+export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
+  const { sessions, limits } = deps;
+
+  app.post(ENDPOINTS.createSession.path, async (c) => {
+    const req = await parseJsonBody(c.req.raw, createSessionRequestSchema, limits.jsonBodyBytes);
+    const created = await sessions.create(c.get('key'), req);
+    return c.json(
+      {
+        ...sessionToWire(created.record),
+        participant_token: created.participantToken,
+        participant_token_expires_at: created.participantTokenExpiresAt.toISOString(),
+      },
+      201,
+    );
+  });
+
+  app.get(ENDPOINTS.listSessions.path, async (c) => {
+    const q = parseWith(listSessionsQuerySchema, c.req.query(), 'query');
+    const page = await deps.store.listSessions(c.get('key').id, q.limit, q.after, q.status);
+    if (page === 'unknown_cursor') {
+      throw new ApiError('validation_failed', '`after` is not a session of this account.', {
+        param: 'after',
+      });
+    }
+    return c.json({ data: page.items.map(sessionToWire), has_more: page.hasMore });
+  });
+
+  app.get(honoPath(ENDPOINTS.getSession.path), async (c) =>
+    c.json(sessionToWire(await sessions.get(c.get('key'), c.req.param('id')!))),
+  );
+
+  app.post(honoPath(ENDPOINTS.speak.path), async (c) => {
+    const req = await parseJsonBody(c.req.raw, speakRequestSchema, limits.jsonBodyBytes);
+    if ([...req.text].length > limits.speakTextChars) {
+      throw new ApiError(
+        'text_too_long',
+        `\`text\` is limited to ${limits.speakTextChars} characters; send one call per sentence.`,
+        { param: 'text' },
+      );
+    }
+    const id = c.req.param('id')!;
+    const utteranceId = await sessions.speak(c.get('key'), id, req.text);
+    return c.json({ utterance_id: utteranceId, session_id: id, status: 'queued' as const }, 202);
+  });
+
+  app.post(honoPath(ENDPOINTS.audio.path), async (c) => {
+    const id = c.req.param('id')!;
+    const q = parseWith(audioQuerySchema, c.req.query(), 'query');
+    const decode = audioPayloadDecoder(c, deps);
+    const utteranceId = await sessions.playAudio(c.get('key'), id, decode, q.text ?? null);
+    return c.json({ utterance_id: utteranceId, session_id: id, status: 'queued' as const }, 202);
+  });
+
+  app.post(honoPath(ENDPOINTS.interrupt.path), async (c) => {
+    await parseJsonBody(c.req.raw, interruptRequestSchema, limits.jsonBodyBytes, {
+      optional: true,
+    });
+    return c.json(await sessions.interrupt(c.get('key'), c.req.param('id')!));
+  });
+
+  app.post(honoPath(ENDPOINTS.waitingState.path), async (c) => {
+    const req = await parseJsonBody(c.req.raw, waitingStateRequestSchema, limits.jsonBodyBytes);
+    const record = await sessions.setWaiting(c.get('key'), c.req.param('id')!, req.waiting);
+    return c.json(sessionToWire(record));
+  });
+
+  app.post(honoPath(ENDPOINTS.participantToken.path), async (c) => {
+    const token = await sessions.participantToken(c.get('key'), c.req.param('id')!);
+    return c.json({ participant_token: token.token, expires_at: token.expiresAt.toISOString() });
+  });
+
+  app.delete(honoPath(ENDPOINTS.deleteSession.path), async (c) => {
+    await sessions.delete(c.get('key'), c.req.param('id')!);
+    return c.body(null, 204);
+  });
+}
+
+/**
+ * The audio endpoint's body: raw audio with its Content-Type, or JSON `{ file_id }`. Reading
+ * and decoding happen inside the session's queue (the returned closure), keeping call order.
+ */
+function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
+  const contentType = c.req.header('content-type');
+  const type = mediaType(contentType);
+  if (!isJsonType(contentType) && !AUDIO_TYPES.has(type)) {
+    throw new ApiError(
+      'unsupported_media_type',
+      'Send audio (audio/wav, audio/mpeg, audio/ogg, audio/webm, audio/L16;rate=N;channels=1) or JSON { "file_id": … }.',
+    );
+  }
+  return async () => {
+    let bytes: Uint8Array;
+    let declared: string | undefined = contentType;
+    if (isJsonType(contentType)) {
+      const req = await parseJsonBody(c.req.raw, audioFileRequestSchema, deps.limits.jsonBodyBytes);
+      const file = await deps.store.getFile(c.get('key').id, req.file_id);
+      if (!file) {
+        throw new ApiError('file_not_found', `No file \`${req.file_id}\`.`, { param: 'file_id' });
+      }
+      bytes = await deps.files.get(file.id);
+      declared = undefined;
+    } else {
+      bytes = await readBody(c.req.raw, deps.limits.fileBytes, 'body_too_large');
+    }
+    const audio = await decodeOrReject(bytes, declared);
+    if (audio.durationMs > deps.limits.audioPayloadMs) {
+      throw new ApiError(
+        'clip_too_long',
+        `Audio payloads are limited to ${deps.limits.audioPayloadMs / 1000} s; split it.`,
+      );
+    }
+    return { pcm: audio.mono, sampleRate: audio.sampleRate };
+  };
+}
+
+/** Adds the two concurrency headers to every session endpoint's answer, errors included. */
+export async function setConcurrencyHeaders(c: Context<AppEnv>, deps: AppDeps): Promise<void> {
+  const key = c.get('key');
+  if (!key) return;
+  const active = await deps.store.countLiveForKey(key.id);
+  c.res.headers.set(HEADERS.concurrentSessions, String(active));
+  c.res.headers.set(HEADERS.maxConcurrentSessions, String(key.concurrencyCap));
+}

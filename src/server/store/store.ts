@@ -1,0 +1,405 @@
+import { createHash } from 'node:crypto';
+import type { EndReason, SessionStatus } from '../../api/index.js';
+import { openEmbeddedDatabase, type Database, type Queryable } from './database.js';
+import { MIGRATIONS, SCHEMA_TABLE } from './schema.js';
+
+/**
+ * The one module that knows SQL. Everything persistent (keys, files metadata, voices, sessions)
+ * goes through `Store`; file bytes live beside the database (see FileStorage).
+ */
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  secretHint: string;
+  concurrencyCap: number;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface FileRecord {
+  id: string;
+  keyId: string;
+  filename: string;
+  contentType: string;
+  bytes: number;
+  durationMs: number;
+  format: string;
+  createdAt: Date;
+}
+
+export interface VoiceRecord {
+  id: string;
+  keyId: string;
+  name: string;
+  fileId: string | null;
+  sourceUrl: string | null;
+  durationMs: number;
+  /** The speaker profile the media core analysed from the clip (opaque JSON here). */
+  profile: unknown;
+  createdAt: Date;
+}
+
+export interface SessionRecord {
+  id: string;
+  keyId: string;
+  nodeId: string;
+  status: SessionStatus;
+  avatarId: string;
+  voiceId: string;
+  mode: 'video';
+  transport: 'livekit';
+  livekitUrl: string;
+  roomName: string;
+  agentIdentity: string;
+  publishOnBehalf: string | null;
+  idleTimeoutSeconds: number;
+  maxDurationSeconds: number;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt: Date | null;
+  endReason: EndReason | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+/** Why an atomic session insert was refused. */
+export type CapacityRefusal =
+  | { refused: 'concurrency_cap'; active: number; cap: number }
+  | { refused: 'platform_busy'; active: number; cap: number };
+
+/** Keys are high-entropy random secrets, so a fast hash is enough (no password KDF needed). */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+const LIVE = `('active', 'waiting')`;
+
+type Row = Record<string, unknown>;
+const date = (v: unknown) => (v == null ? null : new Date(v as string));
+
+function keyFromRow(r: Row): ApiKeyRecord {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    secretHint: r.secret_hint as string,
+    concurrencyCap: r.concurrency_cap as number,
+    createdAt: date(r.created_at)!,
+    revokedAt: date(r.revoked_at),
+  };
+}
+
+function fileFromRow(r: Row): FileRecord {
+  return {
+    id: r.id as string,
+    keyId: r.key_id as string,
+    filename: r.filename as string,
+    contentType: r.content_type as string,
+    bytes: r.bytes as number,
+    durationMs: r.duration_ms as number,
+    format: r.format as string,
+    createdAt: date(r.created_at)!,
+  };
+}
+
+function voiceFromRow(r: Row): VoiceRecord {
+  return {
+    id: r.id as string,
+    keyId: r.key_id as string,
+    name: r.name as string,
+    fileId: (r.file_id as string | null) ?? null,
+    sourceUrl: (r.source_url as string | null) ?? null,
+    durationMs: r.duration_ms as number,
+    profile: r.profile ?? null,
+    createdAt: date(r.created_at)!,
+  };
+}
+
+function sessionFromRow(r: Row): SessionRecord {
+  return {
+    id: r.id as string,
+    keyId: r.key_id as string,
+    nodeId: r.node_id as string,
+    status: r.status as SessionStatus,
+    avatarId: r.avatar_id as string,
+    voiceId: r.voice_id as string,
+    mode: 'video',
+    transport: 'livekit',
+    livekitUrl: r.livekit_url as string,
+    roomName: r.room_name as string,
+    agentIdentity: r.agent_identity as string,
+    publishOnBehalf: (r.publish_on_behalf as string | null) ?? null,
+    idleTimeoutSeconds: r.idle_timeout_seconds as number,
+    maxDurationSeconds: r.max_duration_seconds as number,
+    createdAt: date(r.created_at)!,
+    updatedAt: date(r.updated_at)!,
+    endedAt: date(r.ended_at),
+    endReason: (r.end_reason as EndReason | null) ?? null,
+  };
+}
+
+/** Newest-first pagination on the `seq` column with an `after=<id>` cursor. */
+async function page<T>(
+  db: Queryable,
+  table: 'files' | 'voices' | 'sessions',
+  where: string,
+  params: unknown[],
+  limit: number,
+  after: string | undefined,
+  map: (r: Row) => T,
+): Promise<Page<T> | 'unknown_cursor'> {
+  let cursor = '';
+  const args = [...params];
+  if (after) {
+    const found = await db.query<Row>(`SELECT seq FROM ${table} WHERE id = $1 AND ${where}`, [
+      after,
+      ...params,
+    ]);
+    // Placeholders in `where` are numbered from $2 in the cursor lookup above; renumber below.
+    if (found.rows.length === 0) return 'unknown_cursor';
+    args.push(found.rows[0]!.seq);
+    cursor = ` AND seq < $${args.length}`;
+  }
+  args.push(limit + 1);
+  const rows = await db.query<Row>(
+    `SELECT * FROM ${table} WHERE ${renumber(where, 0)}${cursor} ORDER BY seq DESC LIMIT $${args.length}`,
+    args,
+  );
+  return { items: rows.rows.slice(0, limit).map(map), hasMore: rows.rows.length > limit };
+}
+
+/** `where` clauses are written with placeholders starting at $2 (after the cursor id). */
+function renumber(where: string, shift: number): string {
+  return where.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) - 1 + shift}`);
+}
+
+export class Store {
+  private constructor(private readonly db: Database) {}
+
+  static async openEmbedded(dataDir: string): Promise<Store> {
+    const store = new Store(await openEmbeddedDatabase(dataDir));
+    await store.migrate();
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.db.exec(SCHEMA_TABLE);
+    const applied = await this.db.query<{ version: number }>(
+      'SELECT version FROM schema_migrations',
+    );
+    const done = new Set(applied.rows.map((r) => r.version));
+    for (const [i, sql] of MIGRATIONS.entries()) {
+      if (done.has(i + 1)) continue;
+      await this.db.transaction(async (tx) => {
+        for (const statement of sql.split(';').filter((s) => s.trim())) await tx.query(statement);
+        await tx.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [
+          i + 1,
+        ]);
+      });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  // ---- keys ---------------------------------------------------------------------------------
+
+  async insertKey(k: { id: string; name: string; secret: string; cap: number }): Promise<ApiKeyRecord> {
+    const hint = `${k.secret.slice(0, 7)}…${k.secret.slice(-4)}`;
+    const r = await this.db.query<Row>(
+      `INSERT INTO api_keys (id, name, secret_hash, secret_hint, concurrency_cap, created_at)
+       VALUES ($1, $2, $3, $4, $5, now()) RETURNING *`,
+      [k.id, k.name, hashSecret(k.secret), hint, k.cap],
+    );
+    return keyFromRow(r.rows[0]!);
+  }
+
+  /** The live (not revoked) key whose secret hashes to this value. */
+  async findActiveKeyBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
+    const r = await this.db.query<Row>(
+      'SELECT * FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL',
+      [hashSecret(secret)],
+    );
+    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  async findKeyBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM api_keys WHERE secret_hash = $1', [
+      hashSecret(secret),
+    ]);
+    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  async listKeys(): Promise<ApiKeyRecord[]> {
+    const r = await this.db.query<Row>('SELECT * FROM api_keys ORDER BY created_at DESC');
+    return r.rows.map(keyFromRow);
+  }
+
+  async revokeKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const r = await this.db.query<Row>(
+      'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *',
+      [id],
+    );
+    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  async setKeyCap(id: string, cap: number): Promise<ApiKeyRecord | undefined> {
+    const r = await this.db.query<Row>(
+      'UPDATE api_keys SET concurrency_cap = $2 WHERE id = $1 RETURNING *',
+      [id, cap],
+    );
+    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  // ---- files --------------------------------------------------------------------------------
+
+  async insertFile(f: Omit<FileRecord, 'createdAt'>): Promise<FileRecord> {
+    const r = await this.db.query<Row>(
+      `INSERT INTO files (id, key_id, filename, content_type, bytes, duration_ms, format, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
+      [f.id, f.keyId, f.filename, f.contentType, f.bytes, f.durationMs, f.format],
+    );
+    return fileFromRow(r.rows[0]!);
+  }
+
+  async getFile(keyId: string, id: string): Promise<FileRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM files WHERE id = $1 AND key_id = $2', [
+      id,
+      keyId,
+    ]);
+    return r.rows[0] ? fileFromRow(r.rows[0]) : undefined;
+  }
+
+  // ---- voices -------------------------------------------------------------------------------
+
+  async insertVoice(v: Omit<VoiceRecord, 'createdAt'>): Promise<VoiceRecord> {
+    const r = await this.db.query<Row>(
+      `INSERT INTO voices (id, key_id, name, file_id, source_url, duration_ms, profile, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
+      [v.id, v.keyId, v.name, v.fileId, v.sourceUrl, v.durationMs, JSON.stringify(v.profile)],
+    );
+    return voiceFromRow(r.rows[0]!);
+  }
+
+  async getVoice(keyId: string, id: string): Promise<VoiceRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM voices WHERE id = $1 AND key_id = $2', [
+      id,
+      keyId,
+    ]);
+    return r.rows[0] ? voiceFromRow(r.rows[0]) : undefined;
+  }
+
+  async listVoices(keyId: string, limit: number, after?: string) {
+    return page(this.db, 'voices', 'key_id = $2', [keyId], limit, after, voiceFromRow);
+  }
+
+  // ---- sessions -----------------------------------------------------------------------------
+
+  /**
+   * Inserts a session if the key is under its cap and the node under its capacity, atomically:
+   * the key's row is locked for the check-and-insert, so parallel creates cannot overshoot.
+   */
+  async insertSessionWithinCaps(
+    s: Omit<SessionRecord, 'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status'>,
+    nodeCapacity: number,
+  ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
+    return this.db.transaction(async (tx) => {
+      const key = await tx.query<Row>(
+        'SELECT concurrency_cap FROM api_keys WHERE id = $1 FOR UPDATE',
+        [s.keyId],
+      );
+      const cap = key.rows[0]!.concurrency_cap as number;
+      const active = await countLive(tx, 'key_id', s.keyId);
+      if (active >= cap) return { refused: 'concurrency_cap', active, cap };
+      const onNode = await countLive(tx, 'node_id', s.nodeId);
+      if (onNode >= nodeCapacity) return { refused: 'platform_busy', active, cap };
+      const r = await tx.query<Row>(
+        `INSERT INTO sessions (id, key_id, node_id, status, avatar_id, voice_id, mode, transport,
+           livekit_url, room_name, agent_identity, publish_on_behalf, idle_timeout_seconds,
+           max_duration_seconds, created_at, updated_at)
+         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), now())
+         RETURNING *`,
+        [
+          s.id,
+          s.keyId,
+          s.nodeId,
+          s.avatarId,
+          s.voiceId,
+          s.mode,
+          s.transport,
+          s.livekitUrl,
+          s.roomName,
+          s.agentIdentity,
+          s.publishOnBehalf,
+          s.idleTimeoutSeconds,
+          s.maxDurationSeconds,
+        ],
+      );
+      return { session: sessionFromRow(r.rows[0]!), active: active + 1, cap };
+    });
+  }
+
+  async getSession(keyId: string, id: string): Promise<SessionRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM sessions WHERE id = $1 AND key_id = $2', [
+      id,
+      keyId,
+    ]);
+    return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
+  }
+
+  async listSessions(keyId: string, limit: number, after?: string, status?: SessionStatus) {
+    const where = status ? 'key_id = $2 AND status = $3' : 'key_id = $2';
+    const params = status ? [keyId, status] : [keyId];
+    return page(this.db, 'sessions', where, params, limit, after, sessionFromRow);
+  }
+
+  async setSessionWaiting(id: string, waiting: boolean): Promise<SessionRecord | undefined> {
+    const r = await this.db.query<Row>(
+      `UPDATE sessions SET status = $2, updated_at = now()
+       WHERE id = $1 AND status IN ${LIVE} RETURNING *`,
+      [id, waiting ? 'waiting' : 'active'],
+    );
+    return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
+  }
+
+  /** Ends a live session; returns undefined when it had already ended. */
+  async endSession(id: string, reason: EndReason): Promise<SessionRecord | undefined> {
+    const r = await this.db.query<Row>(
+      `UPDATE sessions SET status = 'ended', end_reason = $2, ended_at = now(), updated_at = now()
+       WHERE id = $1 AND status IN ${LIVE} RETURNING *`,
+      [id, reason],
+    );
+    return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
+  }
+
+  /** At start-up: sessions a crashed process left live on this node can never be driven again. */
+  async endLiveSessionsOnNode(nodeId: string, reason: EndReason): Promise<number> {
+    const r = await this.db.query<Row>(
+      `UPDATE sessions SET status = 'ended', end_reason = $2, ended_at = now(), updated_at = now()
+       WHERE node_id = $1 AND status IN ${LIVE} RETURNING id`,
+      [nodeId, reason],
+    );
+    return r.rows.length;
+  }
+
+  async countLiveForKey(keyId: string): Promise<number> {
+    return countLive(this.db, 'key_id', keyId);
+  }
+}
+
+async function countLive(db: Queryable, column: 'key_id' | 'node_id', value: string) {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sessions WHERE ${column} = $1 AND status IN ${LIVE}`,
+    [value],
+  );
+  return r.rows[0]!.n;
+}

@@ -1,0 +1,69 @@
+import type { Avatar, FileObject, Session, Voice } from '../api/index.js';
+import type { CatalogueAvatar, StockVoice } from '../media/avatarCatalogue.js';
+import type { FileRecord, SessionRecord, VoiceRecord } from './store/store.js';
+
+/** Records as the wire contract shows them. */
+
+/** Stock voices ship with the product; their creation time is the epoch of the catalogue. */
+const CATALOGUE_EPOCH = '2026-01-01T00:00:00.000Z';
+
+export function fileToWire(f: FileRecord): FileObject {
+  return {
+    file_id: f.id,
+    filename: f.filename,
+    content_type: f.contentType,
+    bytes: f.bytes,
+    duration_ms: f.durationMs,
+    created_at: f.createdAt.toISOString(),
+  };
+}
+
+export function voiceToWire(v: VoiceRecord): Voice {
+  return {
+    voice_id: v.id,
+    name: v.name,
+    status: 'ready',
+    source: 'clone',
+    created_at: v.createdAt.toISOString(),
+  };
+}
+
+export function stockVoiceToWire(v: StockVoice): Voice {
+  return {
+    voice_id: v.voiceId,
+    name: v.name,
+    status: 'ready',
+    source: 'stock',
+    created_at: CATALOGUE_EPOCH,
+  };
+}
+
+export function avatarToWire(a: CatalogueAvatar): Avatar {
+  return {
+    avatar_id: a.avatarId,
+    name: a.name,
+    description: a.description,
+    default_voice_id: a.defaultVoice.voiceId,
+  };
+}
+
+export function sessionToWire(s: SessionRecord): Session {
+  return {
+    session_id: s.id,
+    status: s.status,
+    avatar_id: s.avatarId,
+    voice_id: s.voiceId,
+    mode: s.mode,
+    transport: s.transport,
+    livekit_url: s.livekitUrl,
+    room_name: s.roomName,
+    agent_identity: s.agentIdentity,
+    publish_on_behalf: s.publishOnBehalf,
+    idle_timeout_seconds: s.idleTimeoutSeconds,
+    max_duration_seconds: s.maxDurationSeconds,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    ended_at: s.endedAt?.toISOString() ?? null,
+    end_reason: s.endReason,
+  };
+}
