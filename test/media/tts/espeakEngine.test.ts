@@ -1,0 +1,165 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTtsEngine,
+  EspeakEngine,
+  synthesizeSentences,
+  TtsEngineUnavailableError,
+  UnknownTtsEngineError,
+  type SynthesisResult,
+} from '../../../src/media/tts/index.js';
+import {
+  defaultVoiceProfile,
+  pitchStatistics,
+  stockVoiceProfile,
+  trackPitch,
+} from '../../../src/media/voice/index.js';
+
+const engine = new EspeakEngine();
+const voice = defaultVoiceProfile();
+const SENTENCE =
+  'The quick brown fox jumps over the lazy dog while our avatar keeps talking clearly.';
+
+function rms(x: Float32Array, from = 0, to = x.length): number {
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += x[i]! * x[i]!;
+  return Math.sqrt(sum / Math.max(1, to - from));
+}
+
+let result: SynthesisResult;
+
+beforeAll(async () => {
+  await engine.warmUp();
+  result = await engine.synthesize(SENTENCE, voice);
+});
+
+describe('EspeakEngine', () => {
+  it('produces speech-like audio: 22.05 kHz, a few seconds, loud enough, F0 in the male range', () => {
+    expect(result.sampleRate).toBe(22050);
+    const seconds = result.pcm.length / result.sampleRate;
+    expect(seconds).toBeGreaterThan(3.5);
+    expect(seconds).toBeLessThan(7);
+    expect(rms(result.pcm)).toBeGreaterThan(0.02);
+    const pitch = pitchStatistics(trackPitch(result.pcm, result.sampleRate));
+    expect(pitch.medianHz).toBeGreaterThan(85);
+    expect(pitch.medianHz).toBeLessThan(125);
+    expect(pitch.voicedFraction).toBeGreaterThan(0.2);
+  });
+
+  it('gives monotonic word timings that cover the text, in order', () => {
+    const { words } = result;
+    expect(words.map((w) => w.text)).toEqual(SENTENCE.replace('.', '').split(' '));
+    let previousStart = -1;
+    for (const w of words) {
+      expect(w.startMs).toBeGreaterThan(previousStart);
+      expect(w.endMs).toBeGreaterThan(w.startMs);
+      expect(SENTENCE.slice(w.charStart, w.charEnd)).toBe(w.text);
+      previousStart = w.startMs;
+    }
+    const durationMs = (result.pcm.length / result.sampleRate) * 1000;
+    expect(words[0]!.startMs).toBeLessThan(200);
+    expect(words.at(-1)!.endMs).toBeGreaterThan(durationMs - 600);
+    expect(words.at(-1)!.endMs).toBeLessThanOrEqual(durationMs);
+  });
+
+  it('gives IPA phonemes with timings inside the audio, loud where a phoneme is', () => {
+    const { phonemes, pcm, sampleRate } = result;
+    expect(phonemes.length).toBeGreaterThan(40);
+    expect(phonemes.map((p) => p.ipa).slice(0, 2)).toEqual(['ð', 'ə']);
+    expect(phonemes.some((p) => p.stressed)).toBe(true);
+    for (const p of phonemes) expect(p.ipa).not.toMatch(/[ˈˌ]/u);
+    const durationMs = (pcm.length / sampleRate) * 1000;
+    let previous = -1;
+    for (const p of phonemes) {
+      expect(p.startMs).toBeGreaterThanOrEqual(previous);
+      expect(p.endMs).toBeGreaterThan(p.startMs);
+      expect(p.endMs).toBeLessThanOrEqual(durationMs);
+      previous = p.startMs;
+    }
+    // Vowels carry energy: the audio under them is far louder than the silence after the text.
+    const vowels = phonemes.filter((p) => /[aeiouɑæɪʊʌəɛɔ]/u.test(p.ipa));
+    const at = (ms: number) => Math.round((ms * sampleRate) / 1000);
+    const vowelRms =
+      vowels.reduce((s, p) => s + rms(pcm, at(p.startMs), at(p.endMs)), 0) / vowels.length;
+    expect(vowelRms).toBeGreaterThan(0.05);
+  });
+
+  it('maps word offsets for non-ASCII text and merges spoken-out numbers into one word', async () => {
+    const text = 'Café 😀 costs $3.50, okay?';
+    const out = await engine.synthesize(text, voice);
+    for (const w of out.words) expect(text.slice(w.charStart, w.charEnd)).toBe(w.text);
+    expect(out.words.map((w) => w.text)).toContain('3.50');
+    expect(out.words.map((w) => w.text)).toContain('Café');
+    expect(out.words.at(-1)!.text).toBe('okay');
+  });
+
+  it('applies the voice: a female stock voice is about an octave-ish higher than a male one', async () => {
+    const ada = await engine.synthesize(
+      SENTENCE,
+      stockVoiceProfile('voice_Ada000000000000000000001')!,
+    );
+    const milo = await engine.synthesize(
+      SENTENCE,
+      stockVoiceProfile('voice_Milo00000000000000000001')!,
+    );
+    const adaF0 = pitchStatistics(trackPitch(ada.pcm, ada.sampleRate)).medianHz;
+    const miloF0 = pitchStatistics(trackPitch(milo.pcm, milo.sampleRate)).medianHz;
+    expect(adaF0).toBeGreaterThan(175);
+    expect(adaF0).toBeLessThan(215);
+    expect(miloF0).toBeGreaterThan(95);
+    expect(miloF0).toBeLessThan(125);
+  });
+
+  it('synthesizes a sentence in well under 200 ms once warm', async () => {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      await engine.synthesize(SENTENCE, voice);
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    expect(times[2]!).toBeLessThan(200);
+  });
+
+  it('returns empty audio for blank text and honours an aborted signal', async () => {
+    const blank = await engine.synthesize('  \n', voice);
+    expect(blank.pcm.length).toBe(0);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(
+      engine.synthesize(SENTENCE, voice, { signal: controller.signal }),
+    ).rejects.toThrow();
+  });
+});
+
+describe('synthesizeSentences', () => {
+  it('yields one result per sentence with word offsets into the full text', async () => {
+    const text = 'Dr. Lee arrived at 9.30 today. She asked for tea! Then she left.';
+    const seen: string[] = [];
+    for await (const sentence of synthesizeSentences(engine, text, voice)) {
+      expect(sentence.pcm.length).toBeGreaterThan(0);
+      for (const w of sentence.words) {
+        expect(text.slice(w.charStart, w.charEnd)).toBe(w.text);
+      }
+      seen.push(sentence.chunk.text);
+    }
+    expect(seen).toEqual([
+      'Dr. Lee arrived at 9.30 today.',
+      'She asked for tea!',
+      'Then she left.',
+    ]);
+  });
+});
+
+describe('createTtsEngine', () => {
+  it('defaults to espeak and reads VISAGE_TTS_ENGINE', async () => {
+    expect((await createTtsEngine(undefined, {})).id).toBe('espeak');
+    expect((await createTtsEngine(undefined, { VISAGE_TTS_ENGINE: 'espeak' })).id).toBe('espeak');
+  });
+
+  it('names planned-but-absent engines and rejects unknown ones', async () => {
+    await expect(
+      createTtsEngine(undefined, { VISAGE_TTS_ENGINE: 'elevenlabs' }),
+    ).rejects.toBeInstanceOf(TtsEngineUnavailableError);
+    await expect(createTtsEngine('nonsense', {})).rejects.toBeInstanceOf(UnknownTtsEngineError);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { splitSentences } from '../../../src/media/tts/index.js';
+
+const texts = (input: string, maxChars?: number) =>
+  splitSentences(input, { maxChars }).map((c) => c.text);
+
+describe('splitSentences', () => {
+  it('splits two sentences and keeps offsets into the input', () => {
+    const input = '  Hello there. How are you today?  ';
+    const chunks = splitSentences(input);
+    expect(chunks.map((c) => c.text)).toEqual(['Hello there.', 'How are you today?']);
+    for (const c of chunks) expect(input.slice(c.start, c.end)).toBe(c.text);
+  });
+
+  it('does not split after abbreviations, initials or inside decimals', () => {
+    expect(
+      texts('Dr. Smith paid $3.50 for it, i.e. a bargain. Then Mr. J. R. Jones left.'),
+    ).toEqual(['Dr. Smith paid $3.50 for it, i.e. a bargain.', 'Then Mr. J. R. Jones left.']);
+    expect(texts('Pi is about 3.14159. It never ends.')).toEqual([
+      'Pi is about 3.14159.',
+      'It never ends.',
+    ]);
+  });
+
+  it('handles ! ? ellipses, quotes and lower-case continuations', () => {
+    expect(texts('Wait... what? "Really!" she said. Yes!! Go.')).toEqual([
+      'Wait... what?',
+      '"Really!" she said.',
+      'Yes!!',
+      'Go.',
+    ]);
+  });
+
+  it('splits at line breaks and drops empty lines', () => {
+    expect(texts('First line\n\nSecond line\r\nThird')).toEqual([
+      'First line',
+      'Second line',
+      'Third',
+    ]);
+  });
+
+  it('cuts run-on sentences at clause boundaries so no chunk exceeds maxChars', () => {
+    const input = 'one two three, four five six; seven eight nine ten eleven twelve thirteen.';
+    const chunks = splitSentences(input, { maxChars: 30 });
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const c of chunks) {
+      expect(c.text.length).toBeLessThanOrEqual(30);
+      expect(input.slice(c.start, c.end)).toBe(c.text);
+    }
+    expect(chunks[0]!.text).toBe('one two three, four five six;');
+    expect(chunks.map((c) => c.text).join(' ')).toBe(input);
+  });
+
+  it('returns nothing for blank text', () => {
+    expect(splitSentences('   \n ')).toEqual([]);
+  });
+});
