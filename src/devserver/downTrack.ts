@@ -1,0 +1,84 @@
+import {
+  MediaStream,
+  MediaStreamTrack,
+  RtcpPayloadSpecificFeedback,
+  type RTCRtpTransceiver,
+  type RtpPacket,
+} from 'werift';
+import type { PublishedTrack } from './publishedTrack.js';
+import { isVp8KeyframeStart } from './vp8Keyframe.js';
+
+// PSFB feedback message types (RFC 4585 / 5104).
+const FMT_PLI = 1;
+const FMT_FIR = 4;
+
+/**
+ * One published track as sent to one subscriber: a sendonly transceiver on the subscriber's peer
+ * connection. The werift sender rewrites SSRC, payload type and sequence/timestamp offsets and
+ * answers the subscriber's NACKs from its packet cache.
+ */
+export class DownTrack {
+  readonly track: MediaStreamTrack;
+  readonly transceiver: RTCRtpTransceiver;
+  private readonly published: PublishedTrack;
+  private awaitingKeyframe: boolean;
+  private closed = false;
+  private readonly unsubscribeRtcp: () => void;
+  packetsSent = 0;
+
+  constructor(published: PublishedTrack, transceiver: RTCRtpTransceiver, track: MediaStreamTrack) {
+    this.published = published;
+    this.transceiver = transceiver;
+    this.track = track;
+    this.awaitingKeyframe = published.isVideo;
+    this.unsubscribeRtcp = transceiver.sender.onRtcp.subscribe((packet) => {
+      if (
+        packet instanceof RtcpPayloadSpecificFeedback &&
+        (packet.feedback.count === FMT_PLI || packet.feedback.count === FMT_FIR)
+      ) {
+        published.requestKeyframe();
+      }
+    }).unSubscribe;
+  }
+
+  /**
+   * Builds the track and stream ids the SDKs require: the msid stream id is
+   * `<participant sid>|<track sid>` and the track id is the track sid.
+   */
+  static streamFor(publisherSid: string, trackSid: string): MediaStream {
+    return new MediaStream({ id: `${publisherSid}|${trackSid}` });
+  }
+
+  static localTrack(published: PublishedTrack): MediaStreamTrack {
+    return new MediaStreamTrack({ kind: published.isVideo ? 'video' : 'audio', id: published.sid });
+  }
+
+  write(rtp: RtpPacket): void {
+    if (this.closed) return;
+    const sender = this.transceiver.sender;
+    if (sender.transport?.state !== 'connected') {
+      // Nothing can be sent yet; a video subscriber will need a key frame once it can.
+      this.awaitingKeyframe = this.published.isVideo;
+      return;
+    }
+    if (this.awaitingKeyframe) {
+      if (!isVp8KeyframeStart(rtp.payload)) {
+        this.published.requestKeyframe();
+        return;
+      }
+      this.awaitingKeyframe = false;
+    }
+    // The sender mutates the header in place and caches the packet for NACKs, and the
+    // publisher's extension ids mean nothing on this connection: send a stripped copy.
+    const copy = rtp.clone();
+    copy.header.extensions = [];
+    copy.header.extension = false;
+    this.track.writeRtp(copy);
+    this.packetsSent++;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribeRtcp();
+  }
+}

@@ -1,0 +1,124 @@
+import type { AddressInfo } from 'node:net';
+import { DisconnectReason } from '@livekit/protocol';
+import { pino, type Logger } from 'pino';
+import { HttpRouter } from './httpServer.js';
+import { newId } from './ids.js';
+import { defaultNodeIp } from './nodeAddress.js';
+import { RoomRegistry } from './roomRegistry.js';
+import { RtcEndpoint } from './rtcEndpoint.js';
+import { roomService } from './twirp/roomService.js';
+import { TwirpServer } from './twirp/twirpServer.js';
+
+export interface DevServerOptions {
+  /** TCP port for HTTP and WebSocket signalling; 0 picks a free one. Default 7880. */
+  port?: number;
+  /** Listen address. Default `0.0.0.0` (all interfaces). */
+  host?: string;
+  /** API key -> secret pairs accepted in tokens. Default `{ devkey: 'secret' }`. */
+  keys?: Record<string, string>;
+  /** Address advertised in ICE candidates. Default: the first non-loopback IPv4 address. */
+  nodeIp?: string;
+  /** Inclusive UDP port range for media. Default: any free port. */
+  udpPortRange?: [number, number];
+  /** How long a room stays open after its last participant left. Default 20 s. */
+  emptyRoomTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export interface DevServer {
+  /** The LIVEKIT_URL clients use: `ws://<host or node address>:<port>`. */
+  readonly url: string;
+  /** The same server over HTTP, for RoomServiceClient and other Twirp clients. */
+  readonly httpUrl: string;
+  readonly port: number;
+  readonly nodeIp: string;
+  readonly keys: Readonly<Record<string, string>>;
+  /** Every room; emits `roomCreated` / `roomClosed` (hooks for agent dispatch). */
+  readonly rooms: RoomRegistry;
+  /** Add HTTP routes and WebSocket endpoints (e.g. `/agent`). */
+  readonly http: HttpRouter;
+  /** Add Twirp services (e.g. `livekit.AgentDispatchService`). */
+  readonly twirp: TwirpServer;
+  /**
+   * Cuts a participant's signal connection without a goodbye, as a network failure would;
+   * the SDK then reconnects. Returns false when there is no such participant.
+   */
+  dropSignal(room: string, identity: string): boolean;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_KEYS: Readonly<Record<string, string>> = { devkey: 'secret' };
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const log = options.logger ?? pino({ level: 'warn' });
+  const keys = { ...(options.keys ?? DEFAULT_KEYS) };
+  if (Object.keys(keys).length === 0) throw new Error('at least one API key is required');
+  const nodeIp = options.nodeIp ?? defaultNodeIp();
+  const host = options.host ?? '0.0.0.0';
+  const nodeId = newId('ND_');
+
+  const rooms = new RoomRegistry(
+    { ice: { nodeIp, udpPortRange: options.udpPortRange }, log, nodeId },
+    { emptyTimeout: 300, departureTimeout: (options.emptyRoomTimeoutMs ?? 20_000) / 1000 },
+  );
+  const http = new HttpRouter(log);
+  const rtc = new RtcEndpoint(rooms, keys, log);
+  const twirp = new TwirpServer(keys, log);
+  twirp.register('livekit.RoomService', roomService(rooms));
+
+  http.upgrade('/rtc', (req, socket, head, url) => rtc.upgrade(req, socket, head, url));
+  http.route('/rtc/validate', (req, res, url) => rtc.validate(req, res, url));
+  http.route('/twirp/', (req, res, url) => twirp.handle(req, res, url));
+
+  await new Promise<void>((resolve, reject) => {
+    http.server.once('error', reject);
+    http.server.listen(options.port ?? 7880, host, () => {
+      http.server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.server.address() as AddressInfo).port;
+  const wildcard = host === '0.0.0.0' || host === '::';
+  const publicHost = wildcard ? nodeIp : host;
+  const url = `ws://${publicHost}:${port}`;
+  const httpUrl = `http://${publicHost}:${port}`;
+  log.info({ url, nodeIp, keys: Object.keys(keys) }, 'LiveKit-compatible dev server listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    httpUrl,
+    port,
+    nodeIp,
+    keys,
+    rooms,
+    http,
+    twirp,
+    dropSignal(roomName, identity) {
+      const participant = rooms.get(roomName)?.participant(identity);
+      if (!participant) return false;
+      participant.signal.terminate();
+      return true;
+    },
+    close() {
+      closing ??= (async () => {
+        rooms.closeAll();
+        rtc.close();
+        http.server.closeAllConnections();
+        await new Promise<void>((resolve) => http.server.close(() => resolve()));
+      })();
+      return closing;
+    },
+  };
+}
+
+export { DisconnectReason };
+export type { Room, RoomEvents, RoomSettings } from './room.js';
+export type { Participant } from './participant.js';
+export type { PublishedTrack } from './publishedTrack.js';
+export type { RoomOrigin, RoomRegistry, RoomRegistryEvents } from './roomRegistry.js';
+export type { HttpRouter, HttpHandler, UpgradeHandler } from './httpServer.js';
+export type { TwirpServer, TwirpService, TwirpMethod } from './twirp/twirpServer.js';
+export { twirpMethod } from './twirp/twirpServer.js';
+export { TwirpError } from './twirp/twirpError.js';
+export { verifyAccessToken, tokenFromRequest } from './accessToken.js';

@@ -1,0 +1,65 @@
+import {
+  RTCRtpCodecParameters,
+  useAbsSendTime,
+  useFIR,
+  useNACK,
+  usePLI,
+  useREMB,
+  useSdesMid,
+  type RTCPeerConnectionConfig,
+} from 'werift';
+import { isLocalAddress } from './nodeAddress.js';
+
+export interface IceSettings {
+  /** The address put in the server's ICE candidates. */
+  nodeIp: string;
+  /** Inclusive UDP port range for ICE sockets; any free port when absent. */
+  udpPortRange?: [number, number];
+}
+
+// The SFU forwards RTP untouched, so both sides must agree on exactly these codecs: Opus
+// (RED stays off, werift cannot forward it) and VP8, the SDKs' default video codec.
+function codecs(): RTCPeerConnectionConfig['codecs'] {
+  return {
+    audio: [
+      new RTCRtpCodecParameters({
+        mimeType: 'audio/opus',
+        clockRate: 48000,
+        channels: 2,
+        payloadType: 111,
+        parameters: 'minptime=10;useinbandfec=1',
+      }),
+    ],
+    video: [
+      new RTCRtpCodecParameters({
+        mimeType: 'video/VP8',
+        clockRate: 90000,
+        payloadType: 96,
+        rtcpFeedback: [useNACK(), usePLI(), useFIR(), useREMB()],
+      }),
+    ],
+  };
+}
+
+/**
+ * One configuration for both peer connections of a participant. `max-bundle` matters for the
+ * subscriber side: without it werift creates a transport per transceiver added during
+ * renegotiation and the connection fails right after connecting.
+ */
+export function peerConnectionConfig(ice: IceSettings): RTCPeerConnectionConfig {
+  // Bind to the node address when it is ours; otherwise (NAT, containers) listen everywhere and
+  // only advertise it.
+  const local = isLocalAddress(ice.nodeIp);
+  return {
+    codecs: codecs(),
+    headerExtensions: { audio: [useSdesMid()], video: [useSdesMid(), useAbsSendTime()] },
+    bundlePolicy: 'max-bundle',
+    // No STUN servers: werift's default points at a public one, and the dev server must never
+    // send traffic off the machine on its own.
+    iceServers: [],
+    iceUseIpv6: false,
+    icePortRange: ice.udpPortRange,
+    iceInterfaceAddresses: local ? { udp4: ice.nodeIp } : undefined,
+    iceAdditionalHostAddresses: [ice.nodeIp],
+  };
+}

@@ -1,0 +1,87 @@
+import { RTCPeerConnection, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
+import type { Logger } from 'pino';
+import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
+import { parseOfferedMedia, removeRejectedFromBundle, type OfferedMedia } from './sdp.js';
+
+export interface PublisherPeerEvents {
+  /** A local ICE candidate, JSON as the SDKs expect it in TrickleRequest.candidateInit. */
+  onCandidate(candidateInit: string): void;
+  /** Remote media appeared; `trackId` is the msid track id (the SDK's cid). */
+  onTrack(
+    track: MediaStreamTrack,
+    transceiver: RTCRtpTransceiver,
+    trackId: string | undefined,
+  ): void;
+  /** An m-section that carried a track is gone, rejected or no longer sending. */
+  onMediaEnded(mid: string): void;
+  onData(label: string, data: Buffer): void;
+  onStateChange(state: string): void;
+}
+
+/** The participant's upstream connection: the SDK offers, the server answers. */
+export class PublisherPeer {
+  readonly pc: RTCPeerConnection;
+  private readonly events: PublisherPeerEvents;
+  private readonly log: Logger;
+  // Browsers renegotiate and werift fires `track` again for the same transceiver: each mid is
+  // announced once.
+  private readonly announcedMids = new Set<string>();
+  private offered: OfferedMedia[] = [];
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(ice: IceSettings, events: PublisherPeerEvents, log: Logger) {
+    this.events = events;
+    this.log = log;
+    this.pc = new RTCPeerConnection(peerConnectionConfig(ice));
+    this.pc.onIceCandidate.subscribe((candidate) => {
+      if (candidate) events.onCandidate(JSON.stringify(candidate.toJSON()));
+    });
+    this.pc.connectionStateChange.subscribe((state) => events.onStateChange(state));
+    this.pc.ontrack = ({ track, transceiver }) => {
+      const mid = transceiver.mid ?? '';
+      if (this.announcedMids.has(mid)) return;
+      this.announcedMids.add(mid);
+      const offered = this.offered.find((m) => m.mid === mid);
+      events.onTrack(track, transceiver, offered?.trackId ?? transceiver.receiver.remoteTrackId);
+    };
+    this.pc.onDataChannel.subscribe((channel) => {
+      channel.onMessage.subscribe((message) => {
+        if (typeof message !== 'string') events.onData(channel.label, message);
+      });
+    });
+  }
+
+  /** Applies an offer and returns the answer SDP. Offers are handled strictly in order. */
+  handleOffer(sdp: string): Promise<string> {
+    const run = async (): Promise<string> => {
+      const media = parseOfferedMedia(sdp);
+      this.offered = media;
+      for (const mid of this.announcedMids) {
+        const section = media.find((m) => m.mid === mid);
+        if (!section || section.rejected || !/send/.test(section.direction)) {
+          this.announcedMids.delete(mid);
+          this.events.onMediaEnded(mid);
+        }
+      }
+      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      const answer = await this.pc.createAnswer();
+      const local = await this.pc.setLocalDescription(answer);
+      return removeRejectedFromBundle(local.toSdp().sdp);
+    };
+    const result = this.queue.then(run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async addCandidate(candidateInit: string): Promise<void> {
+    try {
+      await this.pc.addIceCandidate(JSON.parse(candidateInit));
+    } catch (err) {
+      this.log.debug({ err }, 'publisher: ignored remote candidate');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pc.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,181 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  DisconnectReason,
+  LeaveRequest,
+  LeaveRequest_Action,
+  SignalRequest,
+} from '@livekit/protocol';
+import type { ClaimGrants } from 'livekit-server-sdk';
+import type { Logger } from 'pino';
+import WebSocket, { WebSocketServer } from 'ws';
+import { tokenFromRequest, verifyAccessToken } from './accessToken.js';
+import { participantKindFromToken, permissionFromGrant } from './grants.js';
+import { rejectUpgrade, sendText } from './httpResponses.js';
+import { newId } from './ids.js';
+import { Participant } from './participant.js';
+import type { Room } from './room.js';
+import { RoomRegistry } from './roomRegistry.js';
+import { handleSignalRequest } from './signalHandler.js';
+import { SignalSession } from './signalSession.js';
+import { detachedSignal } from './signalSink.js';
+
+// How long a participant whose signal connection dropped (without a leave) is kept, so that a
+// reconnecting SDK replaces it rather than leaving a ghost, and a vanished one is cleaned up.
+const SIGNAL_LOSS_GRACE_MS = 15_000;
+// The SDK pings every 5 s (JoinResponse.ping_interval); a connection silent this long is dead.
+const SIGNAL_SILENCE_LIMIT_MS = 20_000;
+
+type Admission =
+  | { ok: true; claims: ClaimGrants; identity: string; roomName: string }
+  | { ok: false; status: number; reason: string };
+
+/** `/rtc` (signal WebSocket) and `/rtc/validate` (why a connection was refused). */
+export class RtcEndpoint {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly rooms: RoomRegistry;
+  private readonly keys: Readonly<Record<string, string>>;
+  private readonly log: Logger;
+
+  constructor(rooms: RoomRegistry, keys: Readonly<Record<string, string>>, log: Logger) {
+    this.rooms = rooms;
+    this.keys = keys;
+    this.log = log;
+  }
+
+  async validate(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const admission = await this.admit(req, url);
+    if (admission.ok) sendText(res, 200, 'success');
+    else sendText(res, admission.status, admission.reason);
+  }
+
+  async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    const admission = await this.admit(req, url);
+    if (!admission.ok) {
+      this.log.info({ status: admission.status, reason: admission.reason }, 'signal refused');
+      rejectUpgrade(socket, admission.status, admission.reason);
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, admission, url));
+  }
+
+  close(): void {
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+  }
+
+  private async admit(req: IncomingMessage, url: URL): Promise<Admission> {
+    const token = tokenFromRequest(req.headers.authorization, url.searchParams);
+    const check = await verifyAccessToken(token, this.keys);
+    if (!check.ok) return { ok: false, status: 401, reason: check.reason };
+    const { claims } = check;
+    const video = claims.video;
+    if (!video?.roomJoin) {
+      return { ok: false, status: 401, reason: 'permissions denied: roomJoin not granted' };
+    }
+    if (!video.room) return { ok: false, status: 401, reason: 'permissions denied: no room' };
+    const identity = claims.sub;
+    if (!identity) return { ok: false, status: 401, reason: 'identity cannot be empty' };
+    const room = this.rooms.get(video.room);
+    if (
+      room &&
+      url.searchParams.get('reconnect') !== '1' &&
+      room.isFull() &&
+      !room.participant(identity)
+    ) {
+      return { ok: false, status: 403, reason: 'room is full' };
+    }
+    return { ok: true, claims, identity, roomName: video.room };
+  }
+
+  private accept(ws: WebSocket, admission: Extract<Admission, { ok: true }>, url: URL): void {
+    const { claims, identity, roomName } = admission;
+    const sid = newId('PA_');
+    const log = this.log.child({ room: roomName, identity, participant: sid });
+    const session = new SignalSession(ws, log);
+
+    if (url.searchParams.get('reconnect') === '1') {
+      // No resume: send the SDK straight to a full reconnect, whose join replaces the old
+      // participant of the same identity.
+      log.info('resume refused, asking for a full reconnect');
+      session.send({
+        case: 'leave',
+        value: new LeaveRequest({
+          canReconnect: true,
+          reason: DisconnectReason.STATE_MISMATCH,
+          action: LeaveRequest_Action.RECONNECT,
+        }),
+      });
+      session.close();
+      return;
+    }
+
+    const room = this.rooms.getOrCreate(roomName, {
+      by: 'join',
+      claims,
+      config: RoomRegistry.configFromClaims(claims),
+    });
+    const participant = new Participant(
+      {
+        sid,
+        identity,
+        name: claims.name ?? '',
+        metadata: claims.metadata ?? '',
+        attributes: claims.attributes ?? {},
+        kind: participantKindFromToken(claims.kind),
+        permission: permissionFromGrant(claims.video),
+        autoSubscribe: !['0', 'false'].includes(url.searchParams.get('auto_subscribe') ?? '1'),
+        claims,
+        log,
+      },
+      session,
+    );
+
+    let lastMessageAt = Date.now();
+    let queue: Promise<void> = Promise.resolve();
+    const hooks = { dropSignal: () => session.terminate() };
+    ws.on('message', (data, isBinary) => {
+      lastMessageAt = Date.now();
+      if (!isBinary) return;
+      let request: SignalRequest;
+      try {
+        request = SignalRequest.fromBinary(toBuffer(data));
+      } catch (err) {
+        log.debug({ err }, 'undecodable signal message');
+        return;
+      }
+      queue = queue
+        .then(() => handleSignalRequest(room, participant, request, hooks))
+        .catch((err: unknown) => log.warn({ err, request: request.message.case }, 'signal error'));
+    });
+    const silence = setInterval(() => {
+      if (Date.now() - lastMessageAt > SIGNAL_SILENCE_LIMIT_MS) session.terminate();
+    }, 5_000);
+    silence.unref();
+    ws.on('close', () => {
+      clearInterval(silence);
+      this.onSignalClosed(room, participant);
+    });
+    ws.on('error', (err) => log.debug({ err }, 'signal socket error'));
+
+    room.join(participant);
+  }
+
+  private onSignalClosed(room: Room, participant: Participant): void {
+    if (room.participant(participant.identity) !== participant) return;
+    participant.log.info('signal connection lost');
+    participant.signal = detachedSignal;
+    participant.signalLostAt = Date.now();
+    setTimeout(() => {
+      if (room.participant(participant.identity) === participant) {
+        room.remove(participant, DisconnectReason.SIGNAL_CLOSE);
+      }
+    }, SIGNAL_LOSS_GRACE_MS).unref();
+  }
+}
+
+function toBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

@@ -1,0 +1,148 @@
+import { RTCPeerConnection, type RTCDataChannel } from 'werift';
+import type { Logger } from 'pino';
+import { DownTrack } from './downTrack.js';
+import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
+import type { PublishedTrack } from './publishedTrack.js';
+
+export interface SubscriberPeerEvents {
+  onCandidate(candidateInit: string): void;
+  onOffer(sdp: string, offerId: number): void;
+  onStateChange(state: string): void;
+}
+
+/**
+ * The participant's downstream connection: the server offers (data channels first, tracks as
+ * they are subscribed), the SDK answers. One negotiation at a time; changes made meanwhile are
+ * folded into the next offer.
+ */
+export class SubscriberPeer {
+  readonly pc: RTCPeerConnection;
+  private readonly events: SubscriberPeerEvents;
+  private readonly log: Logger;
+  private readonly reliable: RTCDataChannel;
+  private readonly lossy: RTCDataChannel;
+  private readonly pendingReliable: Buffer[] = [];
+  private negotiating = false;
+  private negotiateAgain = false;
+  private offerId = 0;
+  private closed = false;
+  /** Down tracks added since the last completed negotiation: they need a key frame. */
+  private fresh: DownTrack[] = [];
+  private readonly published = new Map<DownTrack, PublishedTrack>();
+
+  constructor(ice: IceSettings, events: SubscriberPeerEvents, log: Logger) {
+    this.events = events;
+    this.log = log;
+    this.pc = new RTCPeerConnection(peerConnectionConfig(ice));
+    this.pc.onIceCandidate.subscribe((candidate) => {
+      if (candidate) events.onCandidate(JSON.stringify(candidate.toJSON()));
+    });
+    this.pc.connectionStateChange.subscribe((state) => events.onStateChange(state));
+    // The SDKs receive data only on these two server-created channels.
+    this.reliable = this.pc.createDataChannel('_reliable', { ordered: true });
+    this.lossy = this.pc.createDataChannel('_lossy', { ordered: false, maxRetransmits: 0 });
+    this.reliable.stateChanged.subscribe((state) => {
+      if (state === 'open') {
+        for (const data of this.pendingReliable.splice(0)) this.reliable.send(data);
+      }
+    });
+  }
+
+  start(): void {
+    this.requestNegotiation();
+  }
+
+  /** Reliable data queues until the channel opens; lossy data is dropped like on the wire. */
+  sendData(data: Buffer, reliable: boolean): void {
+    if (this.closed) return;
+    const channel = reliable ? this.reliable : this.lossy;
+    if (channel.readyState === 'open') {
+      try {
+        channel.send(data);
+      } catch (err) {
+        this.log.debug({ err }, 'subscriber: data send failed');
+      }
+    } else if (reliable) {
+      this.pendingReliable.push(data);
+    }
+  }
+
+  addTrack(publisherSid: string, published: PublishedTrack): DownTrack {
+    const local = DownTrack.localTrack(published);
+    const transceiver = this.pc.addTransceiver(local, { direction: 'sendonly' });
+    // werift declares trackId readonly but uses it as the msid track id, which SDKs need to be
+    // the track sid.
+    (transceiver.sender as unknown as { trackId: string }).trackId = published.sid;
+    transceiver.sender.setStreams([DownTrack.streamFor(publisherSid, published.sid)]);
+    const downTrack = new DownTrack(published, transceiver, local);
+    this.published.set(downTrack, published);
+    this.fresh.push(downTrack);
+    this.requestNegotiation();
+    return downTrack;
+  }
+
+  removeTrack(downTrack: DownTrack): void {
+    downTrack.close();
+    this.published.delete(downTrack);
+    if (this.closed) return;
+    try {
+      this.pc.removeTrack(downTrack.transceiver.sender);
+    } catch (err) {
+      this.log.debug({ err }, 'subscriber: removeTrack failed');
+    }
+    this.requestNegotiation();
+  }
+
+  async handleAnswer(sdp: string): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.pc.setRemoteDescription({ type: 'answer', sdp });
+    } catch (err) {
+      this.log.warn({ err }, 'subscriber: answer rejected');
+    }
+    this.negotiating = false;
+    for (const downTrack of this.fresh.splice(0)) this.published.get(downTrack)?.requestKeyframe();
+    if (this.negotiateAgain) {
+      this.negotiateAgain = false;
+      void this.negotiate();
+    }
+  }
+
+  async addCandidate(candidateInit: string): Promise<void> {
+    try {
+      await this.pc.addIceCandidate(JSON.parse(candidateInit));
+    } catch (err) {
+      this.log.debug({ err }, 'subscriber: ignored remote candidate');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const downTrack of this.published.keys()) downTrack.close();
+    this.published.clear();
+    await this.pc.close().catch(() => undefined);
+  }
+
+  private requestNegotiation(): void {
+    if (this.closed) return;
+    if (this.negotiating) {
+      this.negotiateAgain = true;
+      return;
+    }
+    void this.negotiate();
+  }
+
+  private async negotiate(): Promise<void> {
+    if (this.closed) return;
+    this.negotiating = true;
+    try {
+      const offer = await this.pc.createOffer();
+      const local = await this.pc.setLocalDescription(offer);
+      this.offerId++;
+      this.events.onOffer(local.toSdp().sdp, this.offerId);
+    } catch (err) {
+      this.negotiating = false;
+      this.log.warn({ err }, 'subscriber: offer failed');
+    }
+  }
+}

@@ -1,0 +1,269 @@
+// Shared pieces of the dev server tests: a server on the namespace address, tokens, rtc-node
+// clients, a sine publisher, a moving-bar video publisher, and analysers for what arrives.
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  LocalVideoTrack,
+  Room,
+  RoomEvent,
+  TrackPublishOptions,
+  TrackSource,
+  VideoBufferType,
+  VideoFrame,
+  VideoSource,
+  VideoStream,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+import { AccessToken, type VideoGrant } from 'livekit-server-sdk';
+import { pino } from 'pino';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+
+export const API_KEY = 'devkey';
+export const API_SECRET = 'secret';
+
+export async function startTestServer(address: string): Promise<DevServer> {
+  return startDevServer({
+    port: 0,
+    host: address,
+    nodeIp: address,
+    keys: { [API_KEY]: API_SECRET },
+    emptyRoomTimeoutMs: 2_000,
+    logger: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' }),
+  });
+}
+
+export interface TokenOptions {
+  grant?: VideoGrant;
+  name?: string;
+  metadata?: string;
+  attributes?: Record<string, string>;
+  kind?: 'agent' | 'standard';
+  secret?: string;
+}
+
+export async function token(room: string, identity: string, options: TokenOptions = {}) {
+  const at = new AccessToken(API_KEY, options.secret ?? API_SECRET, {
+    identity,
+    name: options.name,
+    metadata: options.metadata,
+    attributes: options.attributes,
+    ttl: '10m',
+  });
+  if (options.kind) at.kind = options.kind as never;
+  at.addGrant({ room, roomJoin: true, ...options.grant });
+  return at.toJwt();
+}
+
+export async function connect(
+  server: DevServer,
+  room: string,
+  identity: string,
+  options: TokenOptions = {},
+): Promise<Room> {
+  const client = new Room();
+  await client.connect(server.url, await token(room, identity, options), {
+    autoSubscribe: true,
+    dynacast: false,
+  });
+  return client;
+}
+
+/** Resolves with the event's arguments the first time `accept` returns true. */
+export function waitForEvent<A extends unknown[]>(
+  room: Room,
+  event: RoomEvent,
+  accept: (...args: A) => boolean = () => true,
+  timeoutMs = 15_000,
+): Promise<A> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      room.off(event, listener);
+      reject(new Error(`timed out waiting for ${event}`));
+    }, timeoutMs);
+    const listener = (...args: unknown[]) => {
+      if (!accept(...(args as A))) return;
+      clearTimeout(timer);
+      room.off(event, listener);
+      resolve(args as A);
+    };
+    room.on(event, listener);
+  });
+}
+
+export async function until(check: () => boolean, timeoutMs = 10_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// ---- publishers -------------------------------------------------------------------------------
+
+export const SINE_HZ = 440;
+export const SINE_AMPLITUDE = 8000;
+const SAMPLE_RATE = 48_000;
+
+/** Publishes a 440 Hz sine (amplitude 8000) in 20 ms frames, paced by the AudioSource. */
+export async function publishSine(client: Room, name = 'sine') {
+  const source = new AudioSource(SAMPLE_RATE, 1, 200);
+  const track = LocalAudioTrack.createAudioTrack(name, source);
+  const publication = await client.localParticipant!.publishTrack(
+    track,
+    new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: false, red: false }),
+  );
+  let running = true;
+  let phase = 0;
+  const samplesPerFrame = SAMPLE_RATE / 50;
+  const loop = (async () => {
+    while (running) {
+      const data = new Int16Array(samplesPerFrame);
+      for (let i = 0; i < samplesPerFrame; i++) {
+        data[i] = Math.round(SINE_AMPLITUDE * Math.sin(phase));
+        phase += (2 * Math.PI * SINE_HZ) / SAMPLE_RATE;
+      }
+      await source.captureFrame(new AudioFrame(data, SAMPLE_RATE, 1, samplesPerFrame));
+    }
+  })();
+  return {
+    publication,
+    async stop() {
+      running = false;
+      await loop;
+      await source.close();
+    },
+  };
+}
+
+export const VIDEO_WIDTH = 320;
+export const VIDEO_HEIGHT = 240;
+const BAR_WIDTH = 16;
+
+/** Publishes 320x240 RGBA frames at 25 fps with a white bar that moves 8 px per frame. */
+export async function publishMovingBar(client: Room, name = 'bar') {
+  const source = new VideoSource(VIDEO_WIDTH, VIDEO_HEIGHT);
+  const track = LocalVideoTrack.createVideoTrack(name, source);
+  const publication = await client.localParticipant!.publishTrack(
+    track,
+    new TrackPublishOptions({
+      source: TrackSource.SOURCE_CAMERA,
+      simulcast: false,
+      videoEncoding: { maxBitrate: 500_000n, maxFramerate: 25 },
+    }),
+  );
+  let frame = 0;
+  const rgba = new Uint8Array(VIDEO_WIDTH * VIDEO_HEIGHT * 4);
+  const timer = setInterval(() => {
+    const barX = (frame * 8) % (VIDEO_WIDTH - BAR_WIDTH);
+    for (let y = 0; y < VIDEO_HEIGHT; y++) {
+      for (let x = 0; x < VIDEO_WIDTH; x++) {
+        const i = (y * VIDEO_WIDTH + x) * 4;
+        const value = x >= barX && x < barX + BAR_WIDTH ? 255 : 16;
+        rgba[i] = value;
+        rgba[i + 1] = value;
+        rgba[i + 2] = value;
+        rgba[i + 3] = 255;
+      }
+    }
+    source.captureFrame(new VideoFrame(rgba, VIDEO_WIDTH, VIDEO_HEIGHT, VideoBufferType.RGBA));
+    frame++;
+  }, 40);
+  return {
+    publication,
+    async stop() {
+      clearInterval(timer);
+      await source.close();
+    },
+  };
+}
+
+// ---- analysers --------------------------------------------------------------------------------
+
+export interface AudioStats {
+  frames: number;
+  rms: number;
+  frequency: number;
+}
+
+/** Reads a remote audio track for `ms` and measures level (RMS) and frequency (zero crossings). */
+export async function analyseAudio(
+  track: RemoteTrack,
+  ms: number,
+  skipMs = 500,
+): Promise<AudioStats> {
+  const stream = new AudioStream(track, SAMPLE_RATE, 1);
+  const reader = stream.getReader();
+  let frames = 0;
+  let sumSquares = 0;
+  let samples = 0;
+  let crossings = 0;
+  let last = 0;
+  const start = Date.now();
+  const timer = setTimeout(() => void reader.cancel(), ms + skipMs + 2_000);
+  try {
+    while (Date.now() - start < ms + skipMs) {
+      const { value, done } = await reader.read();
+      if (done || !value) break;
+      // Skip the start: Opus concealment and jitter-buffer warm-up distort the first frames.
+      if (Date.now() - start < skipMs) continue;
+      frames++;
+      for (const sample of value.data) {
+        sumSquares += sample * sample;
+        if ((last < 0 && sample >= 0) || (last >= 0 && sample < 0)) crossings++;
+        last = sample;
+        samples++;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => undefined);
+  }
+  const seconds = samples / SAMPLE_RATE;
+  return {
+    frames,
+    rms: samples ? Math.sqrt(sumSquares / samples) : 0,
+    frequency: seconds ? crossings / 2 / seconds : 0,
+  };
+}
+
+export interface VideoStats {
+  frames: number;
+  width: number;
+  height: number;
+  /** Distinct bar positions seen: proves the picture moves. */
+  barPositions: Set<number>;
+}
+
+/** Reads a remote video track for `ms`: frame count, size, and where the white bar is. */
+export async function analyseVideo(track: RemoteTrack, ms: number): Promise<VideoStats> {
+  const stream = new VideoStream(track);
+  const reader = stream.getReader();
+  const stats: VideoStats = { frames: 0, width: 0, height: 0, barPositions: new Set() };
+  const start = Date.now();
+  const timer = setTimeout(() => void reader.cancel(), ms + 2_000);
+  try {
+    while (Date.now() - start < ms) {
+      const { value, done } = await reader.read();
+      if (done || !value) break;
+      const frame = value.frame;
+      stats.frames++;
+      stats.width = frame.width;
+      stats.height = frame.height;
+      const i420 =
+        frame.type === VideoBufferType.I420 ? frame : frame.convert(VideoBufferType.I420);
+      // Brightest column of the middle row of the luma plane = the bar.
+      const row = Math.floor(i420.height / 2) * i420.width;
+      let best = 0;
+      for (let x = 0; x < i420.width; x++) {
+        if (i420.data[row + x]! > i420.data[row + best]!) best = x;
+      }
+      stats.barPositions.add(Math.round(best / 8));
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => undefined);
+  }
+  return stats;
+}

@@ -1,0 +1,130 @@
+import {
+  dispose,
+  RoomEvent,
+  TrackKind,
+  type RemoteParticipant,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { DevServer } from '../../src/devserver/index.js';
+import { describeWebRtc } from '../support/network.js';
+import {
+  analyseAudio,
+  analyseVideo,
+  connect,
+  publishMovingBar,
+  publishSine,
+  SINE_AMPLITUDE,
+  SINE_HZ,
+  startTestServer,
+  VIDEO_HEIGHT,
+  VIDEO_WIDTH,
+  waitForEvent,
+} from './harness.js';
+
+type Subscribed = [RemoteTrack, unknown, RemoteParticipant];
+
+describeWebRtc('dev server media (rtc-node)', (address) => {
+  let server: DevServer;
+
+  beforeAll(async () => {
+    server = await startTestServer(address);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await dispose();
+  });
+
+  it('connects an SDK client and reports the room, sid and identity', async () => {
+    const started = Date.now();
+    const client = await connect(server, 'connect-room', 'alice');
+    const connectMs = Date.now() - started;
+    try {
+      expect(client.isConnected).toBe(true);
+      expect(client.name).toBe('connect-room');
+      expect(client.localParticipant?.identity).toBe('alice');
+      expect(client.localParticipant?.sid).toMatch(/^PA_/);
+      expect(connectMs).toBeLessThan(5_000);
+      const room = server.rooms.get('connect-room');
+      expect(room?.sid).toMatch(/^RM_/);
+      expect(room?.participant('alice')?.sid).toBe(client.localParticipant?.sid);
+      console.log(`connect() took ${connectMs} ms`);
+    } finally {
+      await client.disconnect();
+    }
+  });
+
+  it('forwards a sine and moving video from a publisher to a subscriber that joined first', async () => {
+    const subscriber = await connect(server, 'media-room', 'bob');
+    const publisher = await connect(server, 'media-room', 'alice');
+    const audioArrived = waitForEvent<Subscribed>(
+      subscriber,
+      RoomEvent.TrackSubscribed,
+      (track) => track.kind === TrackKind.KIND_AUDIO,
+    );
+    const videoArrived = waitForEvent<Subscribed>(
+      subscriber,
+      RoomEvent.TrackSubscribed,
+      (track) => track.kind === TrackKind.KIND_VIDEO,
+    );
+    const sine = await publishSine(publisher);
+    const bar = await publishMovingBar(publisher);
+    try {
+      const [[audioTrack, , from], [videoTrack]] = await Promise.all([audioArrived, videoArrived]);
+      expect(from.identity).toBe('alice');
+      const [audio, video] = await Promise.all([
+        analyseAudio(audioTrack, 2_000),
+        analyseVideo(videoTrack, 2_500),
+      ]);
+      console.log('audio', audio, 'video', { ...video, barPositions: video.barPositions.size });
+      // A sine of amplitude A has RMS A/sqrt(2); Opus keeps it within a few percent.
+      expect(audio.frames).toBeGreaterThan(150);
+      expect(audio.rms).toBeGreaterThan((SINE_AMPLITUDE / Math.SQRT2) * 0.8);
+      expect(audio.rms).toBeLessThan((SINE_AMPLITUDE / Math.SQRT2) * 1.2);
+      expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
+      expect(video.frames).toBeGreaterThan(25);
+      expect(video.width).toBe(VIDEO_WIDTH);
+      expect(video.height).toBe(VIDEO_HEIGHT);
+      expect(video.barPositions.size).toBeGreaterThan(5);
+    } finally {
+      await sine.stop();
+      await bar.stop();
+      await publisher.disconnect();
+      await subscriber.disconnect();
+    }
+  });
+
+  it('sends already published tracks to a late joiner, and tells it when the publisher leaves', async () => {
+    const publisher = await connect(server, 'late-room', 'alice');
+    const sine = await publishSine(publisher);
+    const bar = await publishMovingBar(publisher);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const late = await connect(server, 'late-room', 'carol');
+    try {
+      const tracks = new Map<TrackKind, RemoteTrack>();
+      late.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => tracks.set(track.kind!, track));
+      await waitForEvent(late, RoomEvent.TrackSubscribed, () => tracks.size === 2, 10_000).catch(
+        () => undefined,
+      );
+      expect([...tracks.keys()].sort()).toEqual([TrackKind.KIND_AUDIO, TrackKind.KIND_VIDEO]);
+      expect(late.remoteParticipants.get('alice')?.trackPublications.size).toBe(2);
+      const video = await analyseVideo(tracks.get(TrackKind.KIND_VIDEO)!, 1_500);
+      expect(video.frames).toBeGreaterThan(15);
+      const audio = await analyseAudio(tracks.get(TrackKind.KIND_AUDIO)!, 1_000);
+      expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
+
+      const unsubscribed = waitForEvent(late, RoomEvent.TrackUnsubscribed);
+      const left = waitForEvent<[RemoteParticipant]>(late, RoomEvent.ParticipantDisconnected);
+      await sine.stop();
+      await bar.stop();
+      await publisher.disconnect();
+      await unsubscribed;
+      const [participant] = await left;
+      expect(participant.identity).toBe('alice');
+      expect(late.remoteParticipants.size).toBe(0);
+      expect(server.rooms.get('late-room')?.participant('alice')).toBeUndefined();
+    } finally {
+      await late.disconnect();
+    }
+  });
+});
