@@ -28,7 +28,9 @@ import type { VoiceProfile } from './voiceProfile.js';
 const PROBE_TEXT =
   'Every morning I walk down to the station, buy a paper, and read it on the train into town.';
 const F0_TOLERANCE = 0.015;
-const MAX_PROBES = 4;
+/** Semitones of p10-p90 spread error accepted before range is corrected. */
+const SPREAD_TOLERANCE = 0.7;
+const MAX_PROBES = 5;
 const MIN_VOICED_SECONDS = 0.5;
 
 interface Baseline {
@@ -97,41 +99,62 @@ export async function analyzeVoiceClip(
         : DEFAULT_ESPEAK_VOICE.wordsPerMinute,
   });
 
-  let best = { settings, error: Infinity, outputMedianHz: 0 };
+  // Probe 1 also corrects formant scale and rate (measured on the full probe); those stay fixed
+  // afterwards, so only probes made with the final values compete for "best". Later probes tune
+  // pitch base (median F0) and range (p10-p90 spread).
+  let best: { settings: EspeakVoiceSettings; score: number; error: number; outputMedianHz: number };
+  best = { settings, score: Infinity, error: 0, outputMedianHz: 0 };
+  let finalFrom = 1;
   let probes = 0;
   while (probes < MAX_PROBES) {
     const out = synthesizeWithEspeak(runtime, PROBE_TEXT, settings);
     probes++;
-    // The first probe measures everything; later ones only need the pitch.
     const full = probes === 1 ? measureVoice(out.pcm, out.sampleRate) : undefined;
     const pitch =
       full?.pitch ?? pitchStatistics(trackPitch(out.pcm, out.sampleRate, { threshold: 0.25 }));
     if (!(pitch.medianHz > 0)) break;
     const ratio = pitch.medianHz / reference.pitch.medianHz;
-    if (Math.abs(ratio - 1) < Math.abs(best.error)) {
-      best = { settings, error: ratio - 1, outputMedianHz: pitch.medianHz };
+    const spreadError = reference.pitch.spreadSemitones - pitch.spreadSemitones;
+    const rangeStuck =
+      (spreadError > 0 && settings.range >= 100) || (spreadError < 0 && settings.range <= 0);
+    const spreadOff = Math.abs(spreadError) > SPREAD_TOLERANCE && !rangeStuck;
+    if (probes >= finalFrom) {
+      const score =
+        Math.abs(ratio - 1) / F0_TOLERANCE +
+        (rangeStuck ? 0 : (0.5 * Math.abs(spreadError)) / SPREAD_TOLERANCE);
+      if (score < best.score) {
+        best = { settings, score, error: ratio - 1, outputMedianHz: pitch.medianHz };
+      }
     }
-    if (Math.abs(ratio - 1) <= F0_TOLERANCE) break;
 
-    let { range } = settings;
-    let pitchBaseHz = settings.pitchBaseHz / ratio;
-    let { formantPercent, wordsPerMinute } = settings;
+    let { range, formantPercent, wordsPerMinute } = settings;
     if (full) {
-      // Range: correct the spread undershoot, keeping the median where the base puts it.
-      const spreadError = reference.pitch.spreadSemitones - full.pitch.spreadSemitones;
-      const newRange = clamp(
-        range + (0.7 * spreadError) / (spreadForRange(1) - spreadForRange(0)),
-        0,
-        100,
-      );
-      pitchBaseHz *= medianGain(range) / medianGain(newRange);
-      range = newRange;
       if (full.formants.f3Hz > 0 && reference.formants.f3Hz > 0) {
         formantPercent *= reference.formants.f3Hz / full.formants.f3Hz;
       }
       if (full.syllablesPerSecond > 0 && reference.syllablesPerSecond > 0) {
         wordsPerMinute *= reference.syllablesPerSecond / full.syllablesPerSecond;
       }
+      const corrected = normalizeEspeakVoice({ ...settings, formantPercent, wordsPerMinute });
+      if (
+        corrected.formantPercent !== settings.formantPercent ||
+        Math.abs(corrected.wordsPerMinute - settings.wordsPerMinute) > 3
+      ) {
+        finalFrom = 2;
+      }
+    }
+    if (Math.abs(ratio - 1) <= F0_TOLERANCE && !spreadOff && probes >= finalFrom) break;
+
+    let pitchBaseHz = settings.pitchBaseHz / ratio;
+    if (spreadOff) {
+      const newRange = clamp(
+        range + (0.8 * spreadError) / (spreadForRange(1) - spreadForRange(0)),
+        0,
+        100,
+      );
+      // Keep the median where the corrected base puts it.
+      pitchBaseHz *= medianGain(range) / medianGain(newRange);
+      range = newRange;
     }
     settings = normalizeEspeakVoice({
       ...settings,
