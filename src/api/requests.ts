@@ -65,5 +65,6 @@ export type CreateVoiceRequest = z.infer<typeof createVoiceRequestSchema>;
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;
 export type SpeakRequest = z.infer<typeof speakRequestSchema>;
 export type WaitingStateRequest = z.infer<typeof waitingStateRequestSchema>;
-export type ListQuery = z.input<typeof listQuerySchema>;
-export type ListSessionsQuery = z.input<typeof listSessionsQuerySchema>;
+/** Query parameters as a caller writes them (all optional; the server applies defaults). */
+export type ListQuery = Partial<z.output<typeof listQuerySchema>>;
+export type ListSessionsQuery = Partial<z.output<typeof listSessionsQuerySchema>>;

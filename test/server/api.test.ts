@@ -11,7 +11,9 @@ const AVATAR = AVATAR_CATALOGUE[0]!;
 const fixture = (name: string) => new Uint8Array(readFileSync(`test/fixtures/audio/${name}`));
 
 async function expectError(res: Response, status: number, code: string, type?: string) {
-  const body = (await res.json()) as { error: Record<string, string> };
+  const body = (await res.json()) as {
+    error: { type: string; code: string; message: string; request_id: string; param?: string };
+  };
   expect({ status: res.status, code: body.error.code }).toEqual({ status, code });
   if (type) expect(body.error.type).toBe(type);
   expect(body.error.message.length).toBeGreaterThan(0);

@@ -1,0 +1,278 @@
+import { FormData, fetch, type Dispatcher } from 'undici';
+import type {
+  Avatar,
+  CreateSessionRequest,
+  CreateVoiceRequest,
+  CreatedSession,
+  ErrorEnvelope,
+  FileObject,
+  Health,
+  InterruptResult,
+  List,
+  ListQuery,
+  ListSessionsQuery,
+  ParticipantToken,
+  Session,
+  UtteranceAccepted,
+  Voice,
+} from '../api/index.js';
+import {
+  apiErrorFor,
+  concurrencyFrom,
+  VisageApiError,
+  VisageConnectionError,
+  VisageError,
+  type Concurrency,
+} from './errors.js';
+
+export interface VisageClientOptions {
+  /** `sk_…` secret key. Default: $VISAGE_API_KEY. */
+  apiKey?: string;
+  /** Base URL of the service. Default: $VISAGE_API_URL, else http://127.0.0.1:8080. */
+  baseUrl?: string;
+  /** Per-request timeout (ms), retries' waits excluded. Default 30 s. */
+  timeoutMs?: number;
+  /** How many times a 429 is retried after its Retry-After. Default 2. */
+  maxRetries?: number;
+  /** Longest single Retry-After wait honoured (s); a longer one is raised at once. Default 30. */
+  maxRetryAfterSeconds?: number;
+  /** undici dispatcher (connection pool, proxy). */
+  dispatcher?: Dispatcher;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** Session endpoints also report the key's concurrency from the response headers. */
+export type WithConcurrency<T> = T & { readonly concurrency: Concurrency };
+
+/** Retry-After to use when a 429 carries none (the specification's fallback). */
+const FALLBACK_RETRY_AFTER_SECONDS = 5;
+const RETRIED_CODES = new Set(['concurrency_cap', 'platform_busy', 'too_many_requests']);
+
+type Query = Record<string, string | number | undefined>;
+
+interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  query?: Query;
+  json?: unknown;
+  body?: Uint8Array | Blob | FormData;
+  contentType?: string;
+  options?: RequestOptions;
+}
+
+/**
+ * Typed client of the Visage API, for backends (a "mint proxy") and the LiveKit Agents plugin.
+ * One method per endpoint; types come from the wire contract.
+ */
+export class VisageClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly o: Required<Omit<VisageClientOptions, 'dispatcher' | 'apiKey' | 'baseUrl'>> & {
+    dispatcher?: Dispatcher;
+  };
+
+  constructor(options: VisageClientOptions = {}) {
+    const apiKey = options.apiKey ?? process.env.VISAGE_API_KEY;
+    if (!apiKey) throw new VisageError('VisageClient needs apiKey (or $VISAGE_API_KEY)');
+    if (!apiKey.startsWith('sk_')) throw new VisageError('apiKey must be a secret key (sk_…)');
+    this.apiKey = apiKey;
+    this.baseUrl = (options.baseUrl ?? process.env.VISAGE_API_URL ?? 'http://127.0.0.1:8080').replace(
+      /\/+$/,
+      '',
+    );
+    this.o = {
+      timeoutMs: options.timeoutMs ?? 30_000,
+      maxRetries: options.maxRetries ?? 2,
+      maxRetryAfterSeconds: options.maxRetryAfterSeconds ?? 30,
+      dispatcher: options.dispatcher,
+    };
+  }
+
+  readonly files = {
+    /** Uploads a reference clip (wav, mp3, ogg/opus, webm, m4a, flac). */
+    upload: (
+      clip: Uint8Array | Blob,
+      filename = 'clip',
+      options?: RequestOptions,
+    ): Promise<FileObject> => {
+      const form = new FormData();
+      const blob = clip instanceof Blob ? clip : new Blob([clip as Uint8Array<ArrayBuffer>]);
+      form.append('file', blob, filename);
+      return this.call({ method: 'POST', path: '/v1/files', body: form, options });
+    },
+  };
+
+  readonly voices = {
+    create: (req: CreateVoiceRequest, options?: RequestOptions): Promise<Voice> =>
+      this.call({ method: 'POST', path: '/v1/voices', json: req, options }),
+    list: (query: ListQuery = {}, options?: RequestOptions): Promise<List<Voice>> =>
+      this.call({ method: 'GET', path: '/v1/voices', query: { ...query }, options }),
+  };
+
+  readonly avatars = {
+    list: (options?: RequestOptions): Promise<List<Avatar>> =>
+      this.call({ method: 'GET', path: '/v1/avatars', options }),
+  };
+
+  readonly sessions = {
+    create: (req: CreateSessionRequest, options?: RequestOptions) =>
+      this.sessionCall<CreatedSession>({ method: 'POST', path: '/v1/sessions', json: req, options }),
+    list: (query: ListSessionsQuery = {}, options?: RequestOptions) =>
+      this.sessionCall<List<Session>>({
+        method: 'GET',
+        path: '/v1/sessions',
+        query: { ...query },
+        options,
+      }),
+    get: (id: string, options?: RequestOptions) =>
+      this.sessionCall<Session>({ method: 'GET', path: sessionPath(id), options }),
+    speak: (id: string, text: string, options?: RequestOptions) =>
+      this.sessionCall<UtteranceAccepted>({
+        method: 'POST',
+        path: sessionPath(id, 'speak'),
+        json: { text },
+        options,
+      }),
+    /**
+     * Plays audio: raw bytes with their Content-Type (audio/wav, audio/mpeg, audio/ogg,
+     * audio/webm, audio/L16;rate=N;channels=1), or `{ file_id }` of an uploaded file.
+     */
+    audio: (
+      id: string,
+      audio: { bytes: Uint8Array; contentType: string } | { file_id: string },
+      opts: { text?: string } & RequestOptions = {},
+    ) =>
+      this.sessionCall<UtteranceAccepted>({
+        method: 'POST',
+        path: sessionPath(id, 'audio'),
+        query: { text: opts.text },
+        ...('file_id' in audio
+          ? { json: { file_id: audio.file_id } }
+          : { body: audio.bytes, contentType: audio.contentType }),
+        options: opts,
+      }),
+    interrupt: (id: string, options?: RequestOptions) =>
+      this.sessionCall<InterruptResult>({
+        method: 'POST',
+        path: sessionPath(id, 'interrupt'),
+        options,
+      }),
+    setWaiting: (id: string, waiting: boolean, options?: RequestOptions) =>
+      this.sessionCall<Session>({
+        method: 'POST',
+        path: sessionPath(id, 'waiting_state'),
+        json: { waiting },
+        options,
+      }),
+    /** A fresh participant token for a live session whose client token expired. */
+    participantToken: (id: string, options?: RequestOptions) =>
+      this.sessionCall<ParticipantToken>({
+        method: 'POST',
+        path: sessionPath(id, 'participant_token'),
+        options,
+      }),
+    /** Ends the session and frees its slot; ending an ended session is fine. */
+    delete: (id: string, options?: RequestOptions) =>
+      this.sessionCall<object>({ method: 'DELETE', path: sessionPath(id), options }),
+  };
+
+  health(options?: RequestOptions): Promise<Health> {
+    return this.call({ method: 'GET', path: '/healthz', options });
+  }
+
+  private async sessionCall<T extends object>(call: Call): Promise<WithConcurrency<T>> {
+    const { body, headers } = await this.send(call);
+    const concurrency = concurrencyFrom(headers) ?? { active: NaN, max: NaN };
+    return Object.assign((body ?? {}) as T, { concurrency });
+  }
+
+  private async call<T>(call: Call): Promise<T> {
+    return (await this.send(call)).body as T;
+  }
+
+  /** One logical call: the HTTP exchange, with 429s retried after their Retry-After. */
+  private async send(call: Call): Promise<{ body: unknown; headers: Headers }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.exchange(call);
+      } catch (err) {
+        if (!(err instanceof VisageApiError) || err.status !== 429) throw err;
+        if (!RETRIED_CODES.has(err.code) || attempt >= this.o.maxRetries) throw err;
+        const wait = err.retryAfterSeconds ?? FALLBACK_RETRY_AFTER_SECONDS;
+        if (wait > this.o.maxRetryAfterSeconds) throw err;
+        await sleep(wait * 1000, call.options?.signal);
+      }
+    }
+  }
+
+  private async exchange(call: Call): Promise<{ body: unknown; headers: Headers }> {
+    const url = new URL(this.baseUrl + call.path);
+    for (const [name, value] of Object.entries(call.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.apiKey}`,
+      accept: 'application/json',
+    };
+    let body: string | Uint8Array | Blob | FormData | undefined = call.body;
+    if (call.json !== undefined) {
+      body = JSON.stringify(call.json);
+      headers['content-type'] = 'application/json';
+    } else if (call.contentType) {
+      headers['content-type'] = call.contentType;
+    }
+    const timeout = AbortSignal.timeout(call.options?.timeoutMs ?? this.o.timeoutMs);
+    const signal = call.options?.signal ? AbortSignal.any([call.options.signal, timeout]) : timeout;
+    let res: Awaited<ReturnType<typeof fetch>>;
+    try {
+      res = await fetch(url, {
+        method: call.method,
+        headers,
+        body: body as never,
+        signal,
+        dispatcher: this.o.dispatcher,
+      });
+    } catch (err) {
+      if (call.options?.signal?.aborted) throw call.options.signal.reason;
+      const what = timeout.aborted ? 'timed out' : 'failed';
+      throw new VisageConnectionError(`${call.method} ${call.path} ${what}`, { cause: err });
+    }
+    const text = await res.text();
+    // Tolerate empty and non-JSON bodies (DELETE may answer either).
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    const responseHeaders = new Headers(res.headers as unknown as Headers);
+    if (!res.ok) {
+      throw apiErrorFor(res.status, (parsed as ErrorEnvelope | undefined)?.error, responseHeaders);
+    }
+    return { body: parsed, headers: responseHeaders };
+  }
+}
+
+function sessionPath(id: string, action?: string): string {
+  const base = `/v1/sessions/${encodeURIComponent(id)}`;
+  return action ? `${base}/${action}` : base;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
