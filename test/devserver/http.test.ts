@@ -1,0 +1,151 @@
+// HTTP and signalling behaviour that needs no WebRTC: runs anywhere, on loopback.
+import { JoinResponse, Ping, SignalRequest, SignalResponse } from '@livekit/protocol';
+import { AccessToken } from 'livekit-server-sdk';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+
+const KEY = 'devkey';
+const SECRET = 'secret';
+
+async function joinToken(room: string, identity: string, secret = SECRET) {
+  const at = new AccessToken(KEY, secret, { identity });
+  at.addGrant({ room, roomJoin: true });
+  return at.toJwt();
+}
+
+/** Opens a WebSocket and resolves with the upgrade's HTTP status (101 when accepted). */
+function upgradeStatus(url: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string; ws?: WebSocket; messages: SignalResponse[] }>(
+    (resolve) => {
+      const ws = new WebSocket(url, { headers });
+      // Attached before 'open': the JoinResponse can arrive in the same chunk as the upgrade.
+      const messages: SignalResponse[] = [];
+      ws.on('message', (data: Buffer) => messages.push(SignalResponse.fromBinary(data)));
+      ws.on('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, messages }));
+      });
+      ws.on('open', () => resolve({ status: 101, body: '', ws, messages }));
+      ws.on('error', () => undefined);
+    },
+  );
+}
+
+describe('dev server HTTP endpoints and signalling', () => {
+  let server: DevServer;
+  let base: string;
+
+  beforeAll(async () => {
+    server = await startDevServer({
+      port: 0,
+      host: '127.0.0.1',
+      nodeIp: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+    });
+    base = `127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('reports its URLs and the default dev key', () => {
+    expect(server.url).toBe(`ws://${base}`);
+    expect(server.httpUrl).toBe(`http://${base}`);
+    expect(server.keys).toEqual({ devkey: 'secret' });
+  });
+
+  it('answers /rtc/v1 and /rtc/v1/validate with 404 so SDKs fall back to /rtc', async () => {
+    const upgrade = await upgradeStatus(`ws://${base}/rtc/v1?join_request=x`);
+    expect(upgrade.status).toBe(404);
+    const validate = await fetch(`http://${base}/rtc/v1/validate?access_token=x`);
+    expect(validate.status).toBe(404);
+    expect(validate.headers.get('access-control-allow-origin')).toBe('*');
+    // livekit-client treats this phrase as a different error and would not fall back.
+    expect(await validate.text()).not.toContain('requested room does not exist');
+  });
+
+  it('validates tokens from the header or the access_token query, giving the reason', async () => {
+    const good = await joinToken('r', 'alice');
+    const viaHeader = await fetch(`http://${base}/rtc/validate`, {
+      headers: { Authorization: `Bearer ${good}` },
+    });
+    expect(viaHeader.status).toBe(200);
+    const viaQuery = await fetch(`http://${base}/rtc/validate?access_token=${good}`);
+    expect(viaQuery.status).toBe(200);
+    expect(viaQuery.headers.get('access-control-allow-origin')).toBe('*');
+
+    const bad = await fetch(
+      `http://${base}/rtc/validate?access_token=${await joinToken('r', 'a', 'x')}`,
+    );
+    expect(bad.status).toBe(401);
+    expect(await bad.text()).toMatch(/invalid token/);
+    const missing = await fetch(`http://${base}/rtc/validate`);
+    expect(missing.status).toBe(401);
+    expect(await missing.text()).toMatch(/no authorization token/);
+    const at = new AccessToken('unknown-key', SECRET, { identity: 'a' });
+    at.addGrant({ room: 'r', roomJoin: true });
+    const unknownKey = await fetch(`http://${base}/rtc/validate?access_token=${await at.toJwt()}`);
+    expect(await unknownKey.text()).toMatch(/unknown API key/);
+  });
+
+  it('answers CORS preflights', async () => {
+    const response = await fetch(`http://${base}/twirp/livekit.RoomService/ListRooms`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://example.test', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-headers')).toBe('*');
+  });
+
+  it('refuses a bad token with HTTP 401 at the upgrade', async () => {
+    const refused = await upgradeStatus(`ws://${base}/rtc`, {
+      Authorization: `Bearer ${await joinToken('r', 'alice', 'wrong')}`,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatch(/invalid token/);
+  });
+
+  it('sends a JoinResponse with non-zero ping settings and answers pings', async () => {
+    const { status, ws, messages } = await upgradeStatus(
+      `ws://${base}/rtc?access_token=${await joinToken('ping-room', 'pinger')}&auto_subscribe=1`,
+    );
+    expect(status).toBe(101);
+    const waitFor = async (kind: SignalResponse['message']['case']) => {
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const found = messages.find((m) => m.message.case === kind);
+        if (found) return found.message.value;
+        if (Date.now() > deadline) throw new Error(`no ${kind}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const join = (await waitFor('join')) as JoinResponse;
+    expect(join.pingInterval).toBeGreaterThan(0);
+    expect(join.pingTimeout).toBeGreaterThan(join.pingInterval);
+    expect(join.subscriberPrimary).toBe(true);
+    expect(join.room?.name).toBe('ping-room');
+    expect(join.participant?.identity).toBe('pinger');
+    expect(join.participant?.sid).toMatch(/^PA_/);
+    // The subscriber offer (data channels) follows the JoinResponse.
+    const offer = (await waitFor('offer')) as { sdp: string };
+    expect(offer.sdp).toContain('m=application');
+
+    ws!.send(
+      new SignalRequest({
+        message: { case: 'pingReq', value: new Ping({ timestamp: 42n }) },
+      }).toBinary(),
+    );
+    ws!.send(new SignalRequest({ message: { case: 'ping', value: 7n } }).toBinary());
+    const pong = (await waitFor('pongResp')) as { lastPingTimestamp: bigint };
+    expect(pong.lastPingTimestamp).toBe(42n);
+    expect(await waitFor('pong')).toBeTypeOf('bigint');
+
+    ws!.send(new SignalRequest({ message: { case: 'leave', value: {} as never } }).toBinary());
+    await new Promise<void>((resolve) => ws!.on('close', () => resolve()));
+    expect(server.rooms.get('ping-room')?.participant('pinger')).toBeUndefined();
+  });
+});
