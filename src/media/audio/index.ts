@@ -13,4 +13,4 @@ export {
 export { decodeAudio, type DecodeAudioOptions, type DecodedAudio } from './decodeAudio.js';
 export { downmixToMono, fromInt16, toInt16 } from './pcmConversion.js';
 export { parseRawPcmType, decodeRawPcm, type RawPcmType } from './rawPcm.js';
-export { resample } from './resample.js';
+export { resample, StreamingResampler } from './resample.js';

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fromInt16, resample, toInt16 } from '../../../src/media/audio/index.js';
+import {
+  fromInt16,
+  resample,
+  StreamingResampler,
+  toInt16,
+} from '../../../src/media/audio/index.js';
 
 function sine(freq: number, rate: number, seconds: number, amplitude = 0.5): Float32Array {
   return Float32Array.from(
@@ -77,6 +82,52 @@ describe('resample', () => {
     const t = performance.now();
     resample(x, 48000, 16000);
     expect(performance.now() - t).toBeLessThan(1000);
+  });
+});
+
+describe('StreamingResampler', () => {
+  for (const [from, to] of [
+    [24000, 48000],
+    [22050, 48000],
+    [48000, 16000],
+    [44056, 48000], // thousands of phases: the interpolated-kernel path
+  ] as const) {
+    it(`gives the same samples as the whole-buffer resampler when fed in odd chunks (${from} -> ${to})`, () => {
+      const x = Float32Array.from(
+        { length: 9000 },
+        (_, i) => Math.sin(i * 0.05) * Math.cos(i * 0.0031),
+      );
+      const whole = resample(x, from, to);
+      const stream = new StreamingResampler(from, to);
+      const parts: Float32Array[] = [];
+      let offset = 0;
+      for (let size = 1; offset < x.length; size = (size * 7 + 3) % 997) {
+        parts.push(stream.push(x.subarray(offset, offset + size)));
+        offset += size;
+      }
+      parts.push(stream.flush());
+      const joined = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        joined.set(p, at);
+        at += p.length;
+      }
+      expect(joined.length).toBe(whole.length);
+      let maxError = 0;
+      for (let i = 0; i < whole.length; i++)
+        maxError = Math.max(maxError, Math.abs(joined[i]! - whole[i]!));
+      expect(maxError).toBeLessThan(1e-5);
+    });
+  }
+
+  it('emits output as input arrives (small look-ahead) and nothing after flush', () => {
+    const stream = new StreamingResampler(24000, 48000);
+    const first = stream.push(new Float32Array(2400)); // 100 ms
+    expect(first.length).toBeGreaterThan(4700); // all but ~the filter's half width
+    expect(first.length).toBeLessThanOrEqual(4800);
+    expect(first.length + stream.flush().length).toBe(4800);
+    expect(stream.flush().length).toBe(0);
+    expect(() => stream.push(new Float32Array(1))).toThrow();
   });
 });
 
