@@ -213,7 +213,7 @@ describeWebRtc('dev server RoomService (livekit-server-sdk)', (address) => {
         Authorization: `Bearer ${await at.toJwt()}`,
         'Content-Type': 'application/protobuf',
       },
-      body: new ListRoomsRequest({ names: ['proto-room'] }).toBinary(),
+      body: Buffer.from(new ListRoomsRequest({ names: ['proto-room'] }).toBinary()),
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/protobuf');
