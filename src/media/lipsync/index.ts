@@ -1,0 +1,10 @@
+export { AudioMouthTracker, type AudioMouthTrackerOptions } from './audioMouthTracker.js';
+export { ipaToVisemeUnits, type VisemeUnit } from './ipaVisemes.js';
+export { REST_POSE, VISEMES, isViseme, type MouthPose, type Viseme } from './viseme.js';
+export {
+  mouthPoseAt,
+  visemeTimeline,
+  type PhonemeTiming,
+  type VisemeTimeline,
+  type VisemeTimelineOptions,
+} from './visemeTimeline.js';

@@ -1,0 +1,98 @@
+import type { Raster } from './raster.js';
+
+/**
+ * Planar YUV 4:2:0 as `@livekit/rtc-node` `VideoFrame` with `VideoBufferType.I420` reads it: the
+ * Y plane (width x height), then U, then V (each ceil(w/2) x ceil(h/2)), tightly packed, no
+ * padding. Colours are BT.601 limited range, what WebRTC encoders assume for I420.
+ */
+export interface I420Image {
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array;
+}
+
+export function i420Size(width: number, height: number): number {
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  return width * height + 2 * cw * ch;
+}
+
+/** Byte offsets of the U and V planes in an I420 buffer. */
+export function i420PlaneOffsets(width: number, height: number): { u: number; v: number } {
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  return { u: width * height, v: width * height + cw * ch };
+}
+
+/**
+ * Converts an opaque raster (even size) to I420. Atlas-build time only: per-frame work never
+ * converts colour, it copies pre-converted pixels.
+ */
+export function rasterToI420(raster: Raster): I420Image {
+  const { width: w, height: h, data: src } = raster;
+  if (w % 2 !== 0 || h % 2 !== 0) throw new Error(`I420 sprites need even sizes, got ${w}x${h}`);
+  const out = new Uint8Array(i420Size(w, h));
+  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
+  const cw = w >> 1;
+  for (let j = 0; j < h; j++) {
+    for (let i = 0; i < w; i++) {
+      const k = (j * w + i) * 4;
+      out[j * w + i] = lumaOf(src[k] as number, src[k + 1] as number, src[k + 2] as number);
+    }
+  }
+  for (let j = 0; j < h >> 1; j++) {
+    for (let i = 0; i < cw; i++) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (const [di, dj] of CHROMA_TAPS) {
+        const k = (((j << 1) + dj) * w + (i << 1) + di) * 4;
+        r += src[k] as number;
+        g += src[k + 1] as number;
+        b += src[k + 2] as number;
+      }
+      r /= 4;
+      g /= 4;
+      b /= 4;
+      out[uOff + j * cw + i] = clampByte(-0.148 * r - 0.291 * g + 0.439 * b + 128);
+      out[vOff + j * cw + i] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
+    }
+  }
+  return { width: w, height: h, data: out };
+}
+
+const CHROMA_TAPS: readonly (readonly [number, number])[] = [
+  [0, 0],
+  [1, 0],
+  [0, 1],
+  [1, 1],
+];
+
+function lumaOf(r: number, g: number, b: number): number {
+  return clampByte(0.257 * r + 0.504 * g + 0.098 * b + 16);
+}
+
+function clampByte(v: number): number {
+  return v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v);
+}
+
+/** BT.601 limited-range YUV to sRGB, the inverse of the conversion above (for snapshots). */
+export function i420ToRgb(image: I420Image): Uint8Array {
+  const { width: w, height: h, data } = image;
+  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
+  const cw = (w + 1) >> 1;
+  const rgb = new Uint8Array(w * h * 3);
+  for (let j = 0; j < h; j++) {
+    for (let i = 0; i < w; i++) {
+      const c = (j >> 1) * cw + (i >> 1);
+      const y = 1.164 * ((data[j * w + i] as number) - 16);
+      const u = (data[uOff + c] as number) - 128;
+      const v = (data[vOff + c] as number) - 128;
+      const k = (j * w + i) * 3;
+      rgb[k] = clampByte(y + 1.596 * v);
+      rgb[k + 1] = clampByte(y - 0.813 * v - 0.391 * u);
+      rgb[k + 2] = clampByte(y + 2.018 * u);
+    }
+  }
+  return rgb;
+}

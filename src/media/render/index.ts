@@ -1,0 +1,12 @@
+export {
+  createFaceRenderer,
+  prepareAvatar,
+  RECOMMENDED_FPS,
+  type FaceRenderer,
+  type FaceRendererOptions,
+  type FaceRenderInput,
+} from './faceRenderer.js';
+export { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
+export { i420Size, type I420Image } from './i420.js';
+export { measureMouthOpening } from './mouthOpening.js';
+export { i420ToPng } from './pngSnapshot.js';

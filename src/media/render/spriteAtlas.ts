@@ -1,0 +1,167 @@
+import { VISEMES } from '../lipsync/viseme.js';
+import { drawEyes, type EyeState } from './drawEyes.js';
+import {
+  drawBackground,
+  drawBody,
+  drawHairBack,
+  drawHeadBase,
+  drawHeadFront,
+} from './drawFigure.js';
+import { drawMouth } from './drawMouth.js';
+import { avatarDesign } from './avatarDesigns.js';
+import type { FaceDesign } from './faceDesign.js';
+import { EYE_RECT, FRAME_HEIGHT, FRAME_WIDTH, MOUTH_RECT, type Rect } from './faceGeometry.js';
+import { rasterToI420 } from './i420.js';
+import { mouthShape } from './mouthShape.js';
+import { Raster } from './raster.js';
+
+/** Breathing lifts the figure 0..BREATH_LEVELS-1 pixels; frames in between are blended. */
+export const BREATH_LEVELS = 4;
+/** Horizontal head offsets (px) the head sways between. */
+export const SWAY_OFFSETS = [-1, 0, 1] as const;
+/** Upper-lid positions drawn for the eye sprites (0 open, 1 closed). */
+export const LID_LEVELS = [0, 0.2, 0.4, 0.55, 0.7, 0.85, 1] as const;
+/** Gaze directions drawn for the eye sprites; `down` is the parked look. */
+export const GAZES = [
+  { name: 'center', x: 0, y: 0, browDrop: 0 },
+  { name: 'left', x: -1, y: 0.1, browDrop: 0 },
+  { name: 'right', x: 1, y: 0.1, browDrop: 0 },
+  { name: 'down', x: 0.15, y: 1, browDrop: 2.5 },
+] as const;
+export type GazeName = (typeof GAZES)[number]['name'];
+/** Openness levels per viseme (level 0 is the shared rest mouth). */
+export const MOUTH_LEVELS = 6;
+/** Pixel changes smaller than this between neighbouring breath frames are not blended. */
+const BLEND_MIN_DELTA = 3;
+/** Sub-pixel breathing resolution: blend weights are multiples of 1/BLEND_STEPS. */
+export const BLEND_SHIFT = 5;
+export const BLEND_STEPS = 1 << BLEND_SHIFT;
+
+/** Pixels that differ between two neighbouring breath frames, for sub-pixel motion. */
+export interface PoseBlend {
+  readonly index: Uint32Array;
+  readonly delta: Int16Array;
+}
+
+/**
+ * Everything one avatar's frames are pasted from, all in I420: whole frames for each breath and
+ * sway offset, the pixel differences between neighbouring breath frames, and eye and mouth
+ * sprites. Built once per avatar per process and shared by every session that shows it.
+ */
+export interface AvatarAtlas {
+  readonly avatarId: string;
+  /** poses[breath * SWAY_OFFSETS.length + sway] is a whole 512x512 I420 frame. */
+  readonly poses: readonly Uint8Array[];
+  /** blends[breath * SWAY_OFFSETS.length + sway]: from breath level b to b + 1. */
+  readonly blends: readonly PoseBlend[];
+  /** eyes[gaze * LID_LEVELS.length + lid]: an EYE_RECT-sized I420 sprite. */
+  readonly eyes: readonly Uint8Array[];
+  /** mouths[0] is rest; mouths[1 + (viseme - 1) * (MOUTH_LEVELS - 1) + level - 1] otherwise. */
+  readonly mouths: readonly Uint8Array[];
+  readonly buildMs: number;
+  readonly bytes: number;
+}
+
+const atlases = new Map<string, AvatarAtlas>();
+
+/** The atlas of an avatar, built on first use (a few hundred ms) and cached for the process. */
+export function avatarAtlas(avatarId: string): AvatarAtlas {
+  let atlas = atlases.get(avatarId);
+  if (!atlas) {
+    atlas = buildAtlas(avatarId, avatarDesign(avatarId));
+    atlases.set(avatarId, atlas);
+  }
+  return atlas;
+}
+
+export function mouthSpriteIndex(visemeIdx: number, level: number): number {
+  return level <= 0 || visemeIdx === 0 ? 0 : 1 + (visemeIdx - 1) * (MOUTH_LEVELS - 1) + level - 1;
+}
+
+function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
+  const started = performance.now();
+  const full = (): Raster => new Raster(0, 0, FRAME_WIDTH, FRAME_HEIGHT);
+  const background = full();
+  drawBackground(background, d);
+  const hairBack = full();
+  drawHairBack(hairBack, d);
+  const body = full();
+  drawBody(body, d);
+  const headBase = full();
+  drawHeadBase(headBase, d);
+  // Hair in front of the face and glasses: drawn once, laid over the base head and every sprite.
+  const front = full();
+  drawHeadFront(front, d);
+  const head = full();
+  headBase.drawOnto(head);
+  drawEyes(head, d, { lid: 0, gazeX: 0, gazeY: 0, browDrop: 0 });
+  drawMouth(head, d, mouthShape('rest', 0));
+  front.drawOnto(head);
+
+  const poses: Uint8Array[] = [];
+  for (let b = 0; b < BREATH_LEVELS; b++) {
+    for (const sway of SWAY_OFFSETS) {
+      const frame = background.crop(0, 0, FRAME_WIDTH, FRAME_HEIGHT);
+      hairBack.drawOnto(frame, sway, -b);
+      body.drawOnto(frame, 0, -b);
+      head.drawOnto(frame, sway, -b);
+      poses.push(rasterToI420(frame).data);
+    }
+  }
+  const blends: PoseBlend[] = [];
+  for (let i = 0; i + SWAY_OFFSETS.length < poses.length; i++) {
+    blends.push(poseBlend(poses[i] as Uint8Array, poses[i + SWAY_OFFSETS.length] as Uint8Array));
+  }
+
+  const sprite = (rect: Rect, draw: (r: Raster) => void): Uint8Array => {
+    const r = headBase.crop(rect.x, rect.y, rect.width, rect.height);
+    draw(r);
+    front.drawOnto(r);
+    assertOpaque(r, avatarId);
+    return rasterToI420(r).data;
+  };
+  const eyes: Uint8Array[] = [];
+  for (const gaze of GAZES) {
+    for (const lid of LID_LEVELS) {
+      const state: EyeState = { lid, gazeX: gaze.x, gazeY: gaze.y, browDrop: gaze.browDrop };
+      eyes.push(sprite(EYE_RECT, (r) => drawEyes(r, d, state)));
+    }
+  }
+  const mouths: Uint8Array[] = [sprite(MOUTH_RECT, (r) => drawMouth(r, d, mouthShape('rest', 0)))];
+  for (let v = 1; v < VISEMES.length; v++) {
+    for (let level = 1; level < MOUTH_LEVELS; level++) {
+      const shape = mouthShape(VISEMES[v] ?? 'rest', level / (MOUTH_LEVELS - 1));
+      mouths.push(sprite(MOUTH_RECT, (r) => drawMouth(r, d, shape)));
+    }
+  }
+  // Level indices for viseme 0 (rest) are never used: mouthSpriteIndex maps them to 0.
+  const bytes =
+    [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
+    blends.reduce((n, b) => n + b.index.byteLength + b.delta.byteLength, 0);
+  return { avatarId, poses, blends, eyes, mouths, buildMs: performance.now() - started, bytes };
+}
+
+function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {
+  const index: number[] = [];
+  const delta: number[] = [];
+  for (let i = 0; i < a.length; i++) {
+    const dv = (b[i] as number) - (a[i] as number);
+    if (dv >= BLEND_MIN_DELTA || dv <= -BLEND_MIN_DELTA) {
+      index.push(i);
+      delta.push(dv);
+    }
+  }
+  return { index: Uint32Array.from(index), delta: Int16Array.from(delta) };
+}
+
+/** A sprite must lie entirely on the head, or pasting it would smear background over the face. */
+function assertOpaque(r: Raster, avatarId: string): void {
+  for (let k = 3; k < r.data.length; k += 4) {
+    if ((r.data[k] as number) < 0.999) {
+      const p = (k - 3) / 4;
+      throw new Error(
+        `sprite of ${avatarId} is not opaque at (${r.x0 + (p % r.width)}, ${r.y0 + Math.floor(p / r.width)})`,
+      );
+    }
+  }
+}
