@@ -11,13 +11,21 @@ export class UsageError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Strict flag parsing: unknown flags and missing values are usage errors, not ignored. */
-export function parseFlags<O extends Options>(argv: string[], options: O, positionals = 0) {
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+>;
+
+export function parseFlags<O extends Options>(
+  argv: string[],
+  options: O,
+  positionals = 0,
+): Parsed<O> {
   try {
     const parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: positionals > 0 });
     if (parsed.positionals.length > positionals) {
       throw new UsageError(`unexpected argument: ${parsed.positionals[positionals]}`);
     }
-    return parsed;
+    return parsed as Parsed<O>;
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError((err as Error).message);

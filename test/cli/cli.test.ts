@@ -1,0 +1,167 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { copyTemplate } from '../server/templateDatabase.js';
+import { startTestServer } from '../server/testServer.js';
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+function startCli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/cli/cliEntry.ts', ...args], {
+    env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<CliResult>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
+    const until = Date.now() + timeoutMs;
+    while (!pattern.test(stdout)) {
+      if (Date.now() > until || child.exitCode !== null) {
+        throw new Error(`CLI did not print ${pattern}: stdout=${stdout} stderr=${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return stdout;
+  };
+  return { child, done, waitFor, output: () => stdout };
+}
+
+const runCli = (args: string[], env?: Record<string, string>) => startCli(args, env).done;
+const secretIn = (out: string) => /sk_[0-9A-Za-z]{40}/.exec(out)?.[0];
+const keyIdIn = (out: string) => /key_[0-9A-Za-z]{24}/.exec(out)?.[0];
+
+describe('visage keys', () => {
+  it('creates, lists, re-caps and revokes keys on a data directory, never listing secrets', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const created = await runCli(['keys', 'create', '--name', 'backend', '--cap', '2', '--data-dir', dir]);
+    expect(created.code).toBe(0);
+    const secret = secretIn(created.stdout)!;
+    const id = keyIdIn(created.stdout)!;
+    expect(secret).toBeTruthy();
+    const list = await runCli(['keys', 'list', '--data-dir', dir]);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain('cap=2');
+    expect(list.stdout).not.toContain(secret);
+    expect((await runCli(['keys', 'update', id, '--cap', '5', '--data-dir', dir])).stdout).toContain('cap 5');
+    expect((await runCli(['keys', 'revoke', id, '--data-dir', dir])).code).toBe(0);
+    expect((await runCli(['keys', 'list', '--data-dir', dir])).stdout).toMatch(/revoked/);
+  }, 60_000);
+
+  it('works against a running server, whose changes apply at once', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const server = await startTestServer({ dataDir: dir });
+    try {
+      const created = await runCli(['keys', 'create', '--name', 'live', '--cap', '1', '--data-dir', dir]);
+      expect(created.code, created.stderr).toBe(0);
+      const secret = secretIn(created.stdout)!;
+      const id = keyIdIn(created.stdout)!;
+      const ok = await server.call('GET', '/v1/avatars', { auth: secret });
+      expect(ok.status).toBe(200);
+      const s1 = await server.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' },
+        auth: secret,
+      });
+      expect(s1.status).toBe(201);
+      await runCli(['keys', 'update', id, '--cap', '2', '--data-dir', dir]);
+      const s2 = await server.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' },
+        auth: secret,
+      });
+      expect(s2.headers.get('x-service-max-concurrent-sessions')).toBe('2');
+      expect(s2.status).toBe(201);
+      expect((await runCli(['keys', 'revoke', id, '--data-dir', dir])).code).toBe(0);
+      expect((await server.call('GET', '/v1/avatars', { auth: secret })).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
+describe('command-line errors', () => {
+  it('prints help with exit 0 and refuses bad input with a clear message and exit 2', async () => {
+    for (const args of [['--help'], ['dev', '--help'], ['serve', '--help'], ['keys', '--help']]) {
+      const r = await runCli(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/Usage: visage/);
+    }
+    const cases: [string[], RegExp][] = [
+      [['bogus'], /unknown command: bogus/],
+      [['dev', '--port', 'abc'], /--port must be an integer/],
+      [['dev', '--colour'], /Unknown option '--colour'/],
+      [['keys', 'create'], /needs --name/],
+      [['keys', 'frobnicate'], /unknown keys command/],
+      [['keys', 'update', 'key_x'], /needs --cap/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const serve = await runCli(['serve'], { LIVEKIT_URL: '', LIVEKIT_API_KEY: '', LIVEKIT_API_SECRET: '' });
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/needs LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET/);
+  }, 60_000);
+});
+
+describe('visage dev', () => {
+  it('starts on embedded defaults, prints its key once, and shuts down cleanly on SIGTERM', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const args = ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir];
+    const first = startCli(args);
+    const out = await first.waitFor(/Press Ctrl-C/);
+    const api = /API:\s+(http:\/\/\S+)/.exec(out)![1]!;
+    expect(out).toMatch(/LiveKit:\s+ws:\/\/\S+/);
+    const secret = secretIn(out)!;
+    expect(secret).toBeTruthy();
+    const created = await fetch(`${api}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' }),
+    });
+    expect(created.status).toBe(201);
+    const { session_id } = (await created.json()) as { session_id: string };
+    first.child.kill('SIGTERM');
+    expect((await first.done).code).toBe(0);
+
+    // Second start: the key is not printed again, the data is still there, the session ended.
+    const second = startCli(args);
+    const out2 = await second.waitFor(/Press Ctrl-C/);
+    expect(secretIn(out2)).toBeUndefined();
+    const api2 = /API:\s+(http:\/\/\S+)/.exec(out2)![1]!;
+    const s = await fetch(`${api2}/v1/sessions/${session_id}`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(await s.json()).toMatchObject({ status: 'ended', end_reason: 'shutdown' });
+    second.child.kill('SIGINT');
+    expect((await second.done).code).toBe(0);
+  }, 90_000);
+
+  it('registers VISAGE_DEV_KEY instead of creating a key', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const key = `sk_${'D'.repeat(40)}`;
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], { VISAGE_DEV_KEY: key });
+    const out = await dev.waitFor(/Press Ctrl-C/);
+    expect(out).toContain('$VISAGE_DEV_KEY (registered now)');
+    expect(out).not.toContain(key);
+    const api = /API:\s+(http:\/\/\S+)/.exec(out)![1]!;
+    const res = await fetch(`${api}/v1/avatars`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    dev.child.kill('SIGTERM');
+    expect((await dev.done).code).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,4 @@
+/** Runs the CLI from source, as bin/visage.js runs it from dist/. */
+import { run } from '../../src/cli/main.js';
+
+process.exitCode = await run(process.argv.slice(2));
