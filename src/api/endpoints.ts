@@ -47,7 +47,8 @@ export const ENDPOINTS = {
   uploadFile: {
     method: 'POST',
     path: '/v1/files',
-    summary: 'Upload a reference clip (multipart part `file`): wav, mp3, ogg/opus, webm, m4a, flac.',
+    summary:
+      'Upload a reference clip (multipart part `file`): wav, mp3, ogg/opus, webm, m4a, flac.',
     status: 201,
     auth: true,
     bodyKind: 'multipart',

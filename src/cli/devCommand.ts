@@ -1,5 +1,10 @@
 import { startDevServer } from '../devserver/index.js';
-import { DEFAULT_LIMITS, defaultMaxSessions, defaultNodeId, limitsFromEnv } from '../server/config.js';
+import {
+  DEFAULT_LIMITS,
+  defaultMaxSessions,
+  defaultNodeId,
+  limitsFromEnv,
+} from '../server/config.js';
 import { keyAdmin } from '../server/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';

@@ -40,7 +40,8 @@ function socketBackend(socketPath: string): KeyBackend & { close(): Promise<void
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json = (await res.body.json()) as T & { error?: string };
-    if (res.statusCode >= 400) throw new Error(json.error ?? `admin socket answered ${res.statusCode}`);
+    if (res.statusCode >= 400)
+      throw new Error(json.error ?? `admin socket answered ${res.statusCode}`);
     return json;
   };
   return {
@@ -91,7 +92,11 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
   const common = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
   switch (sub) {
     case 'create': {
-      const { values } = parseFlags(rest, { ...common, name: { type: 'string' }, cap: { type: 'string' } });
+      const { values } = parseFlags(rest, {
+        ...common,
+        name: { type: 'string' },
+        cap: { type: 'string' },
+      });
       if (values.help) return (out(KEYS_USAGE), 0);
       if (!values.name?.trim()) throw new UsageError('keys create needs --name NAME');
       const defaultCap = envInt('VISAGE_DEFAULT_CAP', DEFAULT_LIMITS.defaultConcurrencyCap);
@@ -114,8 +119,11 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
     case 'revoke': {
       const { values, positionals } = parseFlags(rest, common, 1);
       if (values.help) return (out(KEYS_USAGE), 0);
-      if (!positionals[0]) throw new UsageError('keys revoke needs the key id (see visage keys list)');
-      const k = await withBackend(dataDirFrom(values['data-dir']), (b) => b.revoke(positionals[0]!));
+      if (!positionals[0])
+        throw new UsageError('keys revoke needs the key id (see visage keys list)');
+      const k = await withBackend(dataDirFrom(values['data-dir']), (b) =>
+        b.revoke(positionals[0]!),
+      );
       out(`Revoked ${k.id} (${k.name}).`);
       return 0;
     }
@@ -125,7 +133,9 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
       if (!positionals[0]) throw new UsageError('keys update needs the key id');
       if (values.cap === undefined) throw new UsageError('keys update needs --cap N');
       const cap = intFlag(values.cap, 'cap', 0, 1);
-      const k = await withBackend(dataDirFrom(values['data-dir']), (b) => b.setCap(positionals[0]!, cap));
+      const k = await withBackend(dataDirFrom(values['data-dir']), (b) =>
+        b.setCap(positionals[0]!, cap),
+      );
       out(`Key ${k.id} (${k.name}) now has cap ${k.cap}.`);
       return 0;
     }

@@ -36,26 +36,29 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     throw new UsageError(`visage serve needs ${missing.join(', ')} (a LiveKit deployment)`);
   }
   const port = intFlag(values.port, 'port', envInt('VISAGE_PORT', envInt('PORT', 8080)));
-  const server = await startVisage({
-    host: values.host ?? process.env.VISAGE_HOST ?? '0.0.0.0',
-    port,
-    dataDir: dataDirFrom(values['data-dir']),
-    nodeId: defaultNodeId(),
-    maxSessions: intFlag(
-      values['max-sessions'],
-      'max-sessions',
-      envInt('VISAGE_MAX_SESSIONS', defaultMaxSessions()),
-      1,
-    ),
-    allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
-    limits: limitsFromEnv(),
-    livekit: {
-      url: process.env.LIVEKIT_URL!,
-      apiKey: process.env.LIVEKIT_API_KEY!,
-      apiSecret: process.env.LIVEKIT_API_SECRET!,
+  const server = await startVisage(
+    {
+      host: values.host ?? process.env.VISAGE_HOST ?? '0.0.0.0',
+      port,
+      dataDir: dataDirFrom(values['data-dir']),
+      nodeId: defaultNodeId(),
+      maxSessions: intFlag(
+        values['max-sessions'],
+        'max-sessions',
+        envInt('VISAGE_MAX_SESSIONS', defaultMaxSessions()),
+        1,
+      ),
+      allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
+      limits: limitsFromEnv(),
+      livekit: {
+        url: process.env.LIVEKIT_URL!,
+        apiKey: process.env.LIVEKIT_API_KEY!,
+        apiSecret: process.env.LIVEKIT_API_SECRET!,
+      },
+      version: VERSION,
     },
-    version: VERSION,
-  }, { log: createLogger() });
+    { log: createLogger() },
+  );
   out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${process.env.LIVEKIT_URL})`);
   const signal = await untilSignal();
   server.log.info({ signal }, 'shutting down');

@@ -21,7 +21,12 @@ export function parseFlags<O extends Options>(
   positionals = 0,
 ): Parsed<O> {
   try {
-    const parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: positionals > 0 });
+    const parsed = parseArgs({
+      args: argv,
+      options,
+      strict: true,
+      allowPositionals: positionals > 0,
+    });
     if (parsed.positionals.length > positionals) {
       throw new UsageError(`unexpected argument: ${parsed.positionals[positionals]}`);
     }
@@ -32,9 +37,15 @@ export function parseFlags<O extends Options>(
   }
 }
 
-export function intFlag(value: string | undefined, name: string, fallback: number, min = 0): number {
+export function intFlag(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min = 0,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}`);
   return n;
 }

@@ -80,10 +80,11 @@ export class VisageClient {
     if (!apiKey) throw new VisageError('VisageClient needs apiKey (or $VISAGE_API_KEY)');
     if (!apiKey.startsWith('sk_')) throw new VisageError('apiKey must be a secret key (sk_…)');
     this.apiKey = apiKey;
-    this.baseUrl = (options.baseUrl ?? process.env.VISAGE_API_URL ?? 'http://127.0.0.1:8080').replace(
-      /\/+$/,
-      '',
-    );
+    this.baseUrl = (
+      options.baseUrl ??
+      process.env.VISAGE_API_URL ??
+      'http://127.0.0.1:8080'
+    ).replace(/\/+$/, '');
     this.o = {
       timeoutMs: options.timeoutMs ?? 30_000,
       maxRetries: options.maxRetries ?? 2,
@@ -120,7 +121,12 @@ export class VisageClient {
 
   readonly sessions = {
     create: (req: CreateSessionRequest, options?: RequestOptions) =>
-      this.sessionCall<CreatedSession>({ method: 'POST', path: '/v1/sessions', json: req, options }),
+      this.sessionCall<CreatedSession>({
+        method: 'POST',
+        path: '/v1/sessions',
+        json: req,
+        options,
+      }),
     list: (query: ListSessionsQuery = {}, options?: RequestOptions) =>
       this.sessionCall<List<Session>>({
         method: 'GET',

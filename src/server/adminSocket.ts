@@ -15,7 +15,10 @@ export function adminSocketPath(dataDir: string): string {
   return join(dataDir, 'admin.sock');
 }
 
-const createBody = z.strictObject({ name: z.string().min(1).max(100), cap: z.number().int().min(1) });
+const createBody = z.strictObject({
+  name: z.string().min(1).max(100),
+  cap: z.number().int().min(1),
+});
 const capBody = z.strictObject({ cap: z.number().int().min(1) });
 
 export async function startAdminSocket(store: Store, dataDir: string): Promise<Server> {
@@ -25,7 +28,9 @@ export async function startAdminSocket(store: Store, dataDir: string): Promise<S
     const body = createBody.parse(await c.req.json());
     return c.json(await keyAdmin.create(store, body.name, body.cap), 201);
   });
-  app.post('/keys/:id/revoke', async (c) => c.json(await keyAdmin.revoke(store, c.req.param('id'))));
+  app.post('/keys/:id/revoke', async (c) =>
+    c.json(await keyAdmin.revoke(store, c.req.param('id'))),
+  );
   app.post('/keys/:id/cap', async (c) => {
     const body = capBody.parse(await c.req.json());
     return c.json(await keyAdmin.setCap(store, c.req.param('id'), body.cap));

@@ -62,10 +62,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountMethodNotAllowed(app);
 
   app.notFound((c) =>
-    errorResponse(
-      c,
-      new ApiError('route_not_found', `No route ${c.req.method} ${c.req.path}.`),
-    ),
+    errorResponse(c, new ApiError('route_not_found', `No route ${c.req.method} ${c.req.path}.`)),
   );
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
@@ -75,7 +72,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   return app;
 }
 
-async function withConcurrencyHeaders(c: Context<AppEnv>, next: () => Promise<void>, deps: AppDeps) {
+async function withConcurrencyHeaders(
+  c: Context<AppEnv>,
+  next: () => Promise<void>,
+  deps: AppDeps,
+) {
   await next();
   await setConcurrencyHeaders(c, deps);
 }

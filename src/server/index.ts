@@ -1,12 +1,7 @@
 /** `visage/server`: run the Visage service in-process. */
 export { startVisage, type VisageServer, type StartOptions } from './runtime.js';
 export { createApp, type AppDeps } from './app.js';
-export {
-  DEFAULT_LIMITS,
-  type Limits,
-  type LiveKitConfig,
-  type ServerConfig,
-} from './config.js';
+export { DEFAULT_LIMITS, type Limits, type LiveKitConfig, type ServerConfig } from './config.js';
 export { Store } from './store/store.js';
 export { keyAdmin, type KeyView } from './keyAdmin.js';
 export { createLogger } from './logger.js';

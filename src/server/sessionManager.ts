@@ -179,7 +179,11 @@ export class SessionManager {
   interrupt(key: ApiKeyRecord, id: string): Promise<InterruptResult> {
     return this.drive(key, id, {}, (s) => {
       const r = s.media!.interrupt();
-      return { session_id: id, interrupted: r.interrupted, dropped_utterances: r.droppedUtterances };
+      return {
+        session_id: id,
+        interrupted: r.interrupted,
+        dropped_utterances: r.droppedUtterances,
+      };
     });
   }
 

@@ -48,7 +48,16 @@ const keyIdIn = (out: string) => /key_[0-9A-Za-z]{24}/.exec(out)?.[0];
 describe('visage keys', () => {
   it('creates, lists, re-caps and revokes keys on a data directory, never listing secrets', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
-    const created = await runCli(['keys', 'create', '--name', 'backend', '--cap', '2', '--data-dir', dir]);
+    const created = await runCli([
+      'keys',
+      'create',
+      '--name',
+      'backend',
+      '--cap',
+      '2',
+      '--data-dir',
+      dir,
+    ]);
     expect(created.code).toBe(0);
     const secret = secretIn(created.stdout)!;
     const id = keyIdIn(created.stdout)!;
@@ -57,7 +66,9 @@ describe('visage keys', () => {
     expect(list.stdout).toContain(id);
     expect(list.stdout).toContain('cap=2');
     expect(list.stdout).not.toContain(secret);
-    expect((await runCli(['keys', 'update', id, '--cap', '5', '--data-dir', dir])).stdout).toContain('cap 5');
+    expect(
+      (await runCli(['keys', 'update', id, '--cap', '5', '--data-dir', dir])).stdout,
+    ).toContain('cap 5');
     expect((await runCli(['keys', 'revoke', id, '--data-dir', dir])).code).toBe(0);
     expect((await runCli(['keys', 'list', '--data-dir', dir])).stdout).toMatch(/revoked/);
   }, 60_000);
@@ -66,7 +77,16 @@ describe('visage keys', () => {
     const dir = copyTemplate(inject('dbTemplate'));
     const server = await startTestServer({ dataDir: dir });
     try {
-      const created = await runCli(['keys', 'create', '--name', 'live', '--cap', '1', '--data-dir', dir]);
+      const created = await runCli([
+        'keys',
+        'create',
+        '--name',
+        'live',
+        '--cap',
+        '1',
+        '--data-dir',
+        dir,
+      ]);
       expect(created.code, created.stderr).toBe(0);
       const secret = secretIn(created.stdout)!;
       const id = keyIdIn(created.stdout)!;
@@ -112,7 +132,11 @@ describe('command-line errors', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
-    const serve = await runCli(['serve'], { LIVEKIT_URL: '', LIVEKIT_API_KEY: '', LIVEKIT_API_SECRET: '' });
+    const serve = await runCli(['serve'], {
+      LIVEKIT_URL: '',
+      LIVEKIT_API_KEY: '',
+      LIVEKIT_API_SECRET: '',
+    });
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/needs LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET/);
   }, 60_000);
@@ -154,7 +178,9 @@ describe('visage dev', () => {
   it('registers VISAGE_DEV_KEY instead of creating a key', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
     const key = `sk_${'D'.repeat(40)}`;
-    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], { VISAGE_DEV_KEY: key });
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
+      VISAGE_DEV_KEY: key,
+    });
     const out = await dev.waitFor(/Press Ctrl-C/);
     expect(out).toContain('$VISAGE_DEV_KEY (registered now)');
     expect(out).not.toContain(key);

@@ -32,11 +32,17 @@ describe('VisageClient against the real server', () => {
     expect(voice.status).toBe('ready');
     expect((await client.voices.list({ limit: 1 })).data[0]!.voice_id).toBe(voice.voice_id);
 
-    const session = await client.sessions.create({ avatar_id: AVATAR, mode: 'video', voice_id: voice.voice_id });
+    const session = await client.sessions.create({
+      avatar_id: AVATAR,
+      mode: 'video',
+      voice_id: voice.voice_id,
+    });
     expect(session.concurrency).toEqual({ active: 1, max: 3 });
     expect(session.participant_token.length).toBeGreaterThan(20);
     expect((await client.sessions.get(session.session_id)).voice_id).toBe(voice.voice_id);
-    expect((await client.sessions.list({ status: 'active' })).data[0]!.session_id).toBe(session.session_id);
+    expect((await client.sessions.list({ status: 'active' })).data[0]!.session_id).toBe(
+      session.session_id,
+    );
     const spoken = await client.sessions.speak(session.session_id, 'Hello from the client.');
     expect(spoken.utterance_id).toMatch(/^utt_/);
     expect(spoken.concurrency.max).toBe(3);
@@ -46,12 +52,18 @@ describe('VisageClient against the real server', () => {
       { text: 'a transcript' },
     );
     expect(played.status).toBe('queued');
-    expect((await client.sessions.audio(session.session_id, { file_id: file.file_id })).status).toBe('queued');
+    expect(
+      (await client.sessions.audio(session.session_id, { file_id: file.file_id })).status,
+    ).toBe('queued');
     expect((await client.sessions.interrupt(session.session_id)).interrupted).toBe(false);
     expect((await client.sessions.setWaiting(session.session_id, true)).status).toBe('waiting');
-    await expect(client.sessions.speak(session.session_id, 'parked')).rejects.toBeInstanceOf(VisageConflictError);
+    await expect(client.sessions.speak(session.session_id, 'parked')).rejects.toBeInstanceOf(
+      VisageConflictError,
+    );
     expect((await client.sessions.setWaiting(session.session_id, false)).status).toBe('active');
-    expect((await client.sessions.participantToken(session.session_id)).participant_token).toBeTruthy();
+    expect(
+      (await client.sessions.participantToken(session.session_id)).participant_token,
+    ).toBeTruthy();
     const deleted = await client.sessions.delete(session.session_id);
     expect(deleted.concurrency.active).toBe(0);
     await client.sessions.delete(session.session_id); // idempotent
@@ -59,7 +71,9 @@ describe('VisageClient against the real server', () => {
 
   it('throws typed errors carrying the envelope and request id', async () => {
     const client = new VisageClient({ apiKey: server.secret, baseUrl: server.url });
-    const missing = await client.sessions.get('ses_000000000000000000000000').catch((e: unknown) => e);
+    const missing = await client.sessions
+      .get('ses_000000000000000000000000')
+      .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(VisageNotFoundError);
     expect(missing).toMatchObject({ status: 404, code: 'session_not_found', type: 'not_found' });
     expect((missing as VisageNotFoundError).requestId).toMatch(/^req_/);
@@ -85,9 +99,15 @@ describe('VisageClient against the real server', () => {
     const k = await server.newKey(1);
     const client = new VisageClient({ apiKey: k.secret, baseUrl: server.url, maxRetries: 0 });
     const first = await client.sessions.create({ avatar_id: AVATAR, mode: 'video' });
-    const err = (await client.sessions.create({ avatar_id: AVATAR, mode: 'video' }).catch((e: unknown) => e)) as VisageRateLimitError;
+    const err = (await client.sessions
+      .create({ avatar_id: AVATAR, mode: 'video' })
+      .catch((e: unknown) => e)) as VisageRateLimitError;
     expect(err).toBeInstanceOf(VisageRateLimitError);
-    expect(err).toMatchObject({ code: 'concurrency_cap', retryAfterSeconds: 10, concurrency: { active: 1, max: 1 } });
+    expect(err).toMatchObject({
+      code: 'concurrency_cap',
+      retryAfterSeconds: 10,
+      concurrency: { active: 1, max: 1 },
+    });
     await client.sessions.delete(first.session_id);
   });
 
@@ -97,7 +117,9 @@ describe('VisageClient against the real server', () => {
     const first = await client.sessions.create({ avatar_id: AVATAR, mode: 'video' });
     const started = performance.now();
     const signal = AbortSignal.timeout(300);
-    await expect(client.sessions.create({ avatar_id: AVATAR, mode: 'video' }, { signal })).rejects.toBeTruthy();
+    await expect(
+      client.sessions.create({ avatar_id: AVATAR, mode: 'video' }, { signal }),
+    ).rejects.toBeTruthy();
     expect(performance.now() - started).toBeLessThan(5_000);
     await client.sessions.delete(first.session_id);
   });
@@ -114,14 +136,27 @@ describe('VisageClient edge behaviour (a scripted HTTP peer)', () => {
       if (req.url === '/v1/sessions' && hits.length === 1) {
         // 429 without Retry-After: the client must fall back to 5 s.
         res.writeHead(429, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { type: 'rate_limit', code: 'platform_busy', message: 'busy', request_id: 'req_x' } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              type: 'rate_limit',
+              code: 'platform_busy',
+              message: 'busy',
+              request_id: 'req_x',
+            },
+          }),
+        );
       } else if (req.method === 'DELETE') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('OK');
       } else if (req.url?.startsWith('/slow')) {
         setTimeout(() => res.end('{}'), 2_000);
       } else {
-        res.writeHead(201, { 'content-type': 'application/json', 'x-service-concurrent-sessions': '1', 'x-service-max-concurrent-sessions': '3' });
+        res.writeHead(201, {
+          'content-type': 'application/json',
+          'x-service-concurrent-sessions': '1',
+          'x-service-max-concurrent-sessions': '3',
+        });
         res.end(JSON.stringify({ session_id: 'ses_x' }));
       }
     });

@@ -102,17 +102,32 @@ describe('authentication', () => {
   });
 
   it('refuses garbled and unknown keys with 401 invalid_api_key', async () => {
-    const garbled = await server.call('GET', '/v1/avatars', { headers: { authorization: 'Basic abc' }, auth: null });
+    const garbled = await server.call('GET', '/v1/avatars', {
+      headers: { authorization: 'Basic abc' },
+      auth: null,
+    });
     await expectError(garbled, 401, 'invalid_api_key');
-    await expectError(await server.call('GET', '/v1/avatars', { auth: 'not-a-key' }), 401, 'invalid_api_key');
-    await expectError(await server.call('GET', '/v1/avatars', { auth: unknownSecret() }), 401, 'invalid_api_key');
+    await expectError(
+      await server.call('GET', '/v1/avatars', { auth: 'not-a-key' }),
+      401,
+      'invalid_api_key',
+    );
+    await expectError(
+      await server.call('GET', '/v1/avatars', { auth: unknownSecret() }),
+      401,
+      'invalid_api_key',
+    );
   });
 
   it('stops accepting a revoked key at once', async () => {
     const k = await server.newKey();
     expect((await server.call('GET', '/v1/avatars', { auth: k.secret })).status).toBe(200);
     await keyAdmin.revoke(server.store, k.id);
-    await expectError(await server.call('GET', '/v1/avatars', { auth: k.secret }), 401, 'invalid_api_key');
+    await expectError(
+      await server.call('GET', '/v1/avatars', { auth: k.secret }),
+      401,
+      'invalid_api_key',
+    );
   });
 });
 
@@ -129,7 +144,11 @@ describe('validation', () => {
       headers: { 'content-type': 'application/json' },
     });
     await expectError(bad, 400, 'invalid_json');
-    await expectError(await server.call('POST', '/v1/sessions', { json: [1, 2] }), 400, 'validation_failed');
+    await expectError(
+      await server.call('POST', '/v1/sessions', { json: [1, 2] }),
+      400,
+      'validation_failed',
+    );
     const text = await server.call('POST', '/v1/sessions', {
       body: 'avatar_id=x',
       headers: { 'content-type': 'text/plain' },
@@ -138,9 +157,17 @@ describe('validation', () => {
   });
 
   it('rejects a bad mode, transport, or missing required field with validation_failed', async () => {
-    const mode = await expectError((await createSession({ mode: 'audio' })).res, 400, 'validation_failed');
+    const mode = await expectError(
+      (await createSession({ mode: 'audio' })).res,
+      400,
+      'validation_failed',
+    );
     expect(mode.param).toBe('mode');
-    const transport = await expectError((await createSession({ transport: 'webrtc' })).res, 400, 'validation_failed');
+    const transport = await expectError(
+      (await createSession({ transport: 'webrtc' })).res,
+      400,
+      'validation_failed',
+    );
     expect(transport.param).toBe('transport');
     const missing = await server.call('POST', '/v1/sessions', { json: { mode: 'video' } });
     expect((await expectError(missing, 400, 'validation_failed')).param).toBe('avatar_id');
@@ -155,7 +182,11 @@ describe('validation', () => {
 
   it('rejects bad list queries', async () => {
     await expectError(await server.call('GET', '/v1/sessions?limit=0'), 400, 'validation_failed');
-    await expectError(await server.call('GET', '/v1/sessions?status=sleeping'), 400, 'validation_failed');
+    await expectError(
+      await server.call('GET', '/v1/sessions?status=sleeping'),
+      400,
+      'validation_failed',
+    );
     await expectError(await server.call('GET', '/v1/sessions?colour=1'), 400, 'unknown_field');
   });
 });
@@ -170,7 +201,9 @@ describe('files', () => {
       ['speech.flac', 'flac', 'audio/flac'],
       ['speech-stereo-8k.wav', 'wav', 'audio/wav'],
     ] as const) {
-      const res = await server.call('POST', '/v1/files', { body: multipartClip(fixture(name), name) });
+      const res = await server.call('POST', '/v1/files', {
+        body: multipartClip(fixture(name), name),
+      });
       const body = (await res.json()) as Record<string, unknown>;
       expect(res.status, name).toBe(201);
       expect(body.file_id).toMatch(/^file_[0-9A-Za-z]{24}$/);
@@ -182,7 +215,9 @@ describe('files', () => {
 
   it('refuses non-audio with 415, clips out of bounds with 422, and oversize uploads with 413', async () => {
     const text = new TextEncoder().encode('this is not audio at all, just words in a file');
-    const notAudio = await server.call('POST', '/v1/files', { body: multipartClip(text, 'a.txt', 'text/plain') });
+    const notAudio = await server.call('POST', '/v1/files', {
+      body: multipartClip(text, 'a.txt', 'text/plain'),
+    });
     await expectError(notAudio, 415, 'unsupported_audio');
     const short = await server.call('POST', '/v1/files', { body: multipartClip(sineWav(0.4)) });
     await expectError(short, 422, 'clip_too_short');
@@ -194,18 +229,28 @@ describe('files', () => {
   });
 
   it('requires multipart with a `file` part', async () => {
-    await expectError(await server.call('POST', '/v1/files', { json: {} }), 415, 'unsupported_media_type');
+    await expectError(
+      await server.call('POST', '/v1/files', { json: {} }),
+      415,
+      'unsupported_media_type',
+    );
     const form = new FormData();
     form.append('clip', 'x');
     await expectError(await server.call('POST', '/v1/files', { body: form }), 400, 'unknown_field');
     const empty = new FormData();
-    await expectError(await server.call('POST', '/v1/files', { body: empty }), 400, 'validation_failed');
+    await expectError(
+      await server.call('POST', '/v1/files', { body: empty }),
+      400,
+      'validation_failed',
+    );
   });
 });
 
 describe('voices', () => {
   it('creates a ready voice from an uploaded file and lists it with the stock voices', async () => {
-    const up = await server.call('POST', '/v1/files', { body: multipartClip(fixture('speech.mp3'), 'a.mp3') });
+    const up = await server.call('POST', '/v1/files', {
+      body: multipartClip(fixture('speech.mp3'), 'a.mp3'),
+    });
     const { file_id } = (await up.json()) as { file_id: string };
     const res = await server.call('POST', '/v1/voices', { json: { name: 'Narrator', file_id } });
     expect(res.status).toBe(201);
@@ -220,7 +265,11 @@ describe('voices', () => {
   });
 
   it('refuses both or neither of file_id and url with invalid_voice_source', async () => {
-    await expectError(await server.call('POST', '/v1/voices', { json: { name: 'x' } }), 400, 'invalid_voice_source');
+    await expectError(
+      await server.call('POST', '/v1/voices', { json: { name: 'x' } }),
+      400,
+      'invalid_voice_source',
+    );
     const both = await server.call('POST', '/v1/voices', {
       json: { name: 'x', file_id: `file_${'a'.repeat(24)}`, url: 'https://example.com/a.mp3' },
     });
@@ -228,10 +277,15 @@ describe('voices', () => {
   });
 
   it("answers another key's file and an unknown file with 404", async () => {
-    const up = await server.call('POST', '/v1/files', { body: multipartClip(fixture('speech.mp3')) });
+    const up = await server.call('POST', '/v1/files', {
+      body: multipartClip(fixture('speech.mp3')),
+    });
     const { file_id } = (await up.json()) as { file_id: string };
     const other = await server.newKey();
-    const res = await server.call('POST', '/v1/voices', { json: { name: 'x', file_id }, auth: other.secret });
+    const res = await server.call('POST', '/v1/voices', {
+      json: { name: 'x', file_id },
+      auth: other.secret,
+    });
     await expectError(res, 404, 'file_not_found', 'not_found');
   });
 
@@ -262,15 +316,21 @@ describe('voices from URLs when private addresses are allowed (development)', ()
 
   it('fetches a clip, following redirects', async () => {
     for (const path of ['/clip.mp3', '/redirect']) {
-      const res = await dev.call('POST', '/v1/voices', { json: { name: 'web', url: clipBaseUrl + path } });
+      const res = await dev.call('POST', '/v1/voices', {
+        json: { name: 'web', url: clipBaseUrl + path },
+      });
       expect(res.status, path).toBe(201);
     }
   });
 
   it('reports unreachable URLs and HTTP errors as url_unreachable', async () => {
-    const missing = await dev.call('POST', '/v1/voices', { json: { name: 'x', url: `${clipBaseUrl}/gone.mp3` } });
+    const missing = await dev.call('POST', '/v1/voices', {
+      json: { name: 'x', url: `${clipBaseUrl}/gone.mp3` },
+    });
     await expectError(missing, 400, 'url_unreachable');
-    const closed = await dev.call('POST', '/v1/voices', { json: { name: 'x', url: 'http://127.0.0.1:1/a.mp3' } });
+    const closed = await dev.call('POST', '/v1/voices', {
+      json: { name: 'x', url: 'http://127.0.0.1:1/a.mp3' },
+    });
     await expectError(closed, 400, 'url_unreachable');
   });
 });
@@ -328,10 +388,16 @@ describe('sessions', () => {
     expect(claims.video.roomAdmin).toBeUndefined();
     expect(claims.video.roomCreate).toBeUndefined();
     // The token is not an API key.
-    await expectError(await server.call('GET', '/v1/sessions', { auth: token }), 401, 'invalid_api_key');
+    await expectError(
+      await server.call('GET', '/v1/sessions', { auth: token }),
+      401,
+      'invalid_api_key',
+    );
     const fresh = await server.call('POST', `/v1/sessions/${body.session_id}/participant_token`);
     expect(fresh.status).toBe(200);
-    expect(((await fresh.json()) as { participant_token: string }).participant_token).not.toBe(token);
+    expect(((await fresh.json()) as { participant_token: string }).participant_token).not.toBe(
+      token,
+    );
     await server.call('DELETE', `/v1/sessions/${body.session_id}`);
     const ended = await server.call('POST', `/v1/sessions/${body.session_id}/participant_token`);
     await expectError(ended, 409, 'session_ended', 'conflict');
@@ -344,19 +410,29 @@ describe('sessions', () => {
       idle_timeout_seconds: 60,
     });
     expect(res.status).toBe(201);
-    expect(body).toMatchObject({ room_name: 'agent-room-1', publish_on_behalf: 'agent-1', idle_timeout_seconds: 60 });
+    expect(body).toMatchObject({
+      room_name: 'agent-room-1',
+      publish_on_behalf: 'agent-1',
+      idle_timeout_seconds: 60,
+    });
     await server.call('DELETE', `/v1/sessions/${body.session_id}`);
   });
 
   it('answers unknown avatars and voices with 404', async () => {
-    await expectError((await createSession({ avatar_id: 'avt_nope' })).res, 404, 'avatar_not_found');
+    await expectError(
+      (await createSession({ avatar_id: 'avt_nope' })).res,
+      404,
+      'avatar_not_found',
+    );
     await expectError((await createSession({ voice_id: 'vc_nope' })).res, 404, 'voice_not_found');
   });
 
   it('drives a session: speak, audio, interrupt, park and resume, delete', async () => {
     const { body } = await createSession();
     const id = String(body.session_id);
-    const speak = await server.call('POST', `/v1/sessions/${id}/speak`, { json: { text: 'Hello there.' } });
+    const speak = await server.call('POST', `/v1/sessions/${id}/speak`, {
+      json: { text: 'Hello there.' },
+    });
     expect(speak.status).toBe(202);
     const accepted = (await speak.json()) as Record<string, string>;
     expect(accepted).toMatchObject({ session_id: id, status: 'queued' });
@@ -378,9 +454,13 @@ describe('sessions', () => {
       headers: { 'content-type': 'audio/L16;rate=16000;channels=1' },
     });
     expect(pcm.status).toBe(202);
-    const up = await server.call('POST', '/v1/files', { body: multipartClip(fixture('speech.mp3')) });
+    const up = await server.call('POST', '/v1/files', {
+      body: multipartClip(fixture('speech.mp3')),
+    });
     const { file_id } = (await up.json()) as { file_id: string };
-    expect((await server.call('POST', `/v1/sessions/${id}/audio`, { json: { file_id } })).status).toBe(202);
+    expect(
+      (await server.call('POST', `/v1/sessions/${id}/audio`, { json: { file_id } })).status,
+    ).toBe(202);
     const notAudio = await server.call('POST', `/v1/sessions/${id}/audio`, {
       body: 'hello',
       headers: { 'content-type': 'text/plain' },
@@ -394,26 +474,41 @@ describe('sessions', () => {
 
     const interrupt = await server.call('POST', `/v1/sessions/${id}/interrupt`);
     expect(interrupt.status).toBe(200);
-    expect(await interrupt.json()).toMatchObject({ session_id: id, interrupted: false, dropped_utterances: 0 });
+    expect(await interrupt.json()).toMatchObject({
+      session_id: id,
+      interrupted: false,
+      dropped_utterances: 0,
+    });
 
-    const park = await server.call('POST', `/v1/sessions/${id}/waiting_state`, { json: { waiting: true } });
+    const park = await server.call('POST', `/v1/sessions/${id}/waiting_state`, {
+      json: { waiting: true },
+    });
     expect(((await park.json()) as { status: string }).status).toBe('waiting');
-    const again = await server.call('POST', `/v1/sessions/${id}/waiting_state`, { json: { waiting: true } });
+    const again = await server.call('POST', `/v1/sessions/${id}/waiting_state`, {
+      json: { waiting: true },
+    });
     expect(again.status).toBe(200);
-    const parkedSpeak = await server.call('POST', `/v1/sessions/${id}/speak`, { json: { text: 'x' } });
+    const parkedSpeak = await server.call('POST', `/v1/sessions/${id}/speak`, {
+      json: { text: 'x' },
+    });
     await expectError(parkedSpeak, 409, 'session_waiting', 'conflict');
     const listed = (await (await server.call('GET', '/v1/sessions?status=waiting')).json()) as {
       data: { session_id: string }[];
     };
     expect(listed.data.map((s) => s.session_id)).toContain(id);
-    const resume = await server.call('POST', `/v1/sessions/${id}/waiting_state`, { json: { waiting: false } });
+    const resume = await server.call('POST', `/v1/sessions/${id}/waiting_state`, {
+      json: { waiting: false },
+    });
     expect(((await resume.json()) as { status: string }).status).toBe('active');
 
     const del = await server.call('DELETE', `/v1/sessions/${id}`);
     expect(del.status).toBe(204);
     expect(await del.text()).toBe('');
     expect((await server.call('DELETE', `/v1/sessions/${id}`)).status).toBe(204);
-    const ended = (await (await server.call('GET', `/v1/sessions/${id}`)).json()) as Record<string, unknown>;
+    const ended = (await (await server.call('GET', `/v1/sessions/${id}`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(ended).toMatchObject({ status: 'ended', end_reason: 'deleted' });
     expect(ended.ended_at).toEqual(expect.any(String));
     await expectError(
@@ -426,7 +521,9 @@ describe('sessions', () => {
   it('limits speak text', async () => {
     const { body } = await createSession();
     const id = String(body.session_id);
-    const long = await server.call('POST', `/v1/sessions/${id}/speak`, { json: { text: 'a'.repeat(4097) } });
+    const long = await server.call('POST', `/v1/sessions/${id}/speak`, {
+      json: { text: 'a'.repeat(4097) },
+    });
     expect((await expectError(long, 400, 'text_too_long')).param).toBe('text');
     const empty = await server.call('POST', `/v1/sessions/${id}/speak`, { json: { text: '' } });
     await expectError(empty, 400, 'validation_failed');
@@ -446,7 +543,9 @@ describe('sessions', () => {
       const res = await server.call(method, path, { json, auth: other.secret });
       await expectError(res, 404, 'session_not_found');
     }
-    const still = (await (await server.call('GET', `/v1/sessions/${body.session_id}`)).json()) as { status: string };
+    const still = (await (await server.call('GET', `/v1/sessions/${body.session_id}`)).json()) as {
+      status: string;
+    };
     expect(still.status).toBe('active');
     await server.call('DELETE', `/v1/sessions/${body.session_id}`);
   });
@@ -454,9 +553,12 @@ describe('sessions', () => {
   it('lists newest first with limit/after pagination and a status filter', async () => {
     const k = await server.newKey(10);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(String((await createSession({}, k.secret)).body.session_id));
+    for (let i = 0; i < 5; i++)
+      ids.push(String((await createSession({}, k.secret)).body.session_id));
     await server.call('DELETE', `/v1/sessions/${ids[0]}`, { auth: k.secret });
-    const page1 = (await (await server.call('GET', '/v1/sessions?limit=2', { auth: k.secret })).json()) as {
+    const page1 = (await (
+      await server.call('GET', '/v1/sessions?limit=2', { auth: k.secret })
+    ).json()) as {
       data: { session_id: string }[];
       has_more: boolean;
     };
@@ -467,7 +569,9 @@ describe('sessions', () => {
     ).json()) as { data: { session_id: string }[]; has_more: boolean };
     expect(page2.data.map((s) => s.session_id)).toEqual([ids[2], ids[1], ids[0]]);
     expect(page2.has_more).toBe(false);
-    const active = (await (await server.call('GET', '/v1/sessions?status=active', { auth: k.secret })).json()) as {
+    const active = (await (
+      await server.call('GET', '/v1/sessions?status=active', { auth: k.secret })
+    ).json()) as {
       data: unknown[];
     };
     expect(active.data).toHaveLength(4);
@@ -502,10 +606,15 @@ describe('concurrency cap', () => {
       const err = await expectError(r, 429, 'concurrency_cap', 'rate_limit');
       expect(err.message).toContain('3');
     }
-    const ids = await Promise.all(created.map(async (r) => ((await r.json()) as { session_id: string }).session_id));
+    const ids = await Promise.all(
+      created.map(async (r) => ((await r.json()) as { session_id: string }).session_id),
+    );
 
     // Parked sessions still count.
-    await server.call('POST', `/v1/sessions/${ids[0]}/waiting_state`, { json: { waiting: true }, auth: k.secret });
+    await server.call('POST', `/v1/sessions/${ids[0]}/waiting_state`, {
+      json: { waiting: true },
+      auth: k.secret,
+    });
     expect((await createSession({}, k.secret)).res.status).toBe(429);
     // DELETE frees the slot at once.
     await server.call('DELETE', `/v1/sessions/${ids[0]}`, { auth: k.secret });
@@ -525,9 +634,13 @@ describe('concurrency cap', () => {
   it('answers platform_busy when the node is at capacity though the key is under its cap', async () => {
     const small = await startTestServer({ config: { maxSessions: 1 } });
     try {
-      const first = await small.call('POST', '/v1/sessions', { json: { avatar_id: AVATAR.avatarId, mode: 'video' } });
+      const first = await small.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR.avatarId, mode: 'video' },
+      });
       expect(first.status).toBe(201);
-      const second = await small.call('POST', '/v1/sessions', { json: { avatar_id: AVATAR.avatarId, mode: 'video' } });
+      const second = await small.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR.avatarId, mode: 'video' },
+      });
       expect(second.headers.get('retry-after')).toBe('10');
       expect(second.headers.get('x-service-concurrent-sessions')).toBe('1');
       await expectError(second, 429, 'platform_busy', 'rate_limit');
@@ -543,7 +656,9 @@ describe('idle timeout and request rate', () => {
     const { body } = await createSession({ idle_timeout_seconds: 5 }, k.secret);
     expect((await createSession({}, k.secret)).res.status).toBe(429);
     await new Promise((r) => setTimeout(r, 5_600));
-    const s = (await (await server.call('GET', `/v1/sessions/${body.session_id}`, { auth: k.secret })).json()) as {
+    const s = (await (
+      await server.call('GET', `/v1/sessions/${body.session_id}`, { auth: k.secret })
+    ).json()) as {
       status: string;
       end_reason: string;
     };

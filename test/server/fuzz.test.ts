@@ -26,13 +26,35 @@ function randomValue(depth = 0): unknown {
     case 2:
       return pick([0, -1, 1e308, -0.5, 42, Number.MAX_SAFE_INTEGER + 2]);
     case 3:
-      return pick(['', 'video', 'livekit', 'avt_x', '\u0000', '😀'.repeat(50), 'a'.repeat(5000), 'ses_' + 'A'.repeat(24)]);
+      return pick([
+        '',
+        'video',
+        'livekit',
+        'avt_x',
+        '\u0000',
+        '😀'.repeat(50),
+        'a'.repeat(5000),
+        'ses_' + 'A'.repeat(24),
+      ]);
     case 4:
       return pick(['http://127.0.0.1/x', 'javascript:alert(1)', 'https://[::1]/', '']);
     case 5:
       return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(depth + 1));
     default: {
-      const fields = ['avatar_id', 'mode', 'voice_id', 'transport', 'text', 'waiting', 'name', 'file_id', 'url', '__proto__', 'constructor', 'x'];
+      const fields = [
+        'avatar_id',
+        'mode',
+        'voice_id',
+        'transport',
+        'text',
+        'waiting',
+        'name',
+        'file_id',
+        'url',
+        '__proto__',
+        'constructor',
+        'x',
+      ];
       const o: Record<string, unknown> = {};
       for (let i = Math.floor(rand() * 5); i > 0; i--) o[pick(fields)] = randomValue(depth + 1);
       return o;
@@ -47,15 +69,22 @@ function randomBody(): string {
     const s = JSON.stringify(randomValue());
     return s.slice(0, Math.floor(rand() * s.length)); // truncated JSON
   }
-  return Buffer.from(Array.from({ length: Math.floor(rand() * 64) }, () => Math.floor(rand() * 256))).toString('latin1');
+  return Buffer.from(
+    Array.from({ length: Math.floor(rand() * 64) }, () => Math.floor(rand() * 256)),
+  ).toString('latin1');
 }
 
 let server: TestServer;
 let sessionId: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ limits: { requestBurst: 10_000, requestsPerSecond: 10_000 }, cap: 50 });
-  const res = await server.call('POST', '/v1/sessions', { json: { avatar_id: 'avt_Ada000000000000000000001', mode: 'video' } });
+  server = await startTestServer({
+    limits: { requestBurst: 10_000, requestsPerSecond: 10_000 },
+    cap: 50,
+  });
+  const res = await server.call('POST', '/v1/sessions', {
+    json: { avatar_id: 'avt_Ada000000000000000000001', mode: 'video' },
+  });
   sessionId = ((await res.json()) as { session_id: string }).session_id;
 });
 afterAll(() => server?.close());
@@ -75,7 +104,14 @@ describe(`fuzzing the JSON endpoints (seed ${SEED})`, () => {
     const created: string[] = [];
     for (let i = 0; i < 400; i++) {
       const [method, path] = pick(targets);
-      const contentType = pick(['application/json', 'application/json; charset=utf-8', 'text/plain', 'multipart/form-data; boundary=x', 'audio/wav', '']);
+      const contentType = pick([
+        'application/json',
+        'application/json; charset=utf-8',
+        'text/plain',
+        'multipart/form-data; boundary=x',
+        'audio/wav',
+        '',
+      ]);
       const res = await server.call(method, path, {
         body: method === 'GET' ? undefined : randomBody(),
         headers: contentType ? { 'content-type': contentType } : {},

@@ -19,10 +19,16 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
         'Upload the clip as multipart/form-data with a part named `file`.',
       );
     }
-    const raw = await readBody(c.req.raw, deps.limits.fileBytes + MULTIPART_OVERHEAD, 'file_too_large');
+    const raw = await readBody(
+      c.req.raw,
+      deps.limits.fileBytes + MULTIPART_OVERHEAD,
+      'file_too_large',
+    );
     let form: FormData;
     try {
-      form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), { headers: { 'content-type': contentType! } }).formData();
+      form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), {
+        headers: { 'content-type': contentType! },
+      }).formData();
     } catch {
       throw new ApiError('validation_failed', 'The multipart body could not be parsed.');
     }
@@ -35,9 +41,13 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
     }
     const part = form.get('file');
     if (!(part instanceof Blob)) {
-      throw new ApiError('validation_failed', 'The multipart part `file` with the clip is missing.', {
-        param: 'file',
-      });
+      throw new ApiError(
+        'validation_failed',
+        'The multipart part `file` with the clip is missing.',
+        {
+          param: 'file',
+        },
+      );
     }
     if (part.size > deps.limits.fileBytes) {
       throw new ApiError('file_too_large', `Files are limited to ${deps.limits.fileBytes} bytes.`, {

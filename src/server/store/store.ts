@@ -208,7 +208,12 @@ export class Store {
 
   // ---- keys ---------------------------------------------------------------------------------
 
-  async insertKey(k: { id: string; name: string; secret: string; cap: number }): Promise<ApiKeyRecord> {
+  async insertKey(k: {
+    id: string;
+    name: string;
+    secret: string;
+    cap: number;
+  }): Promise<ApiKeyRecord> {
     const hint = `${k.secret.slice(0, 7)}…${k.secret.slice(-4)}`;
     const r = await this.db.query<Row>(
       `INSERT INTO api_keys (id, name, secret_hash, secret_hint, concurrency_cap, created_at)
