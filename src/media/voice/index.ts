@@ -19,3 +19,9 @@ export { measureSpeakingRate, type SpeakingRate } from './speakingRate.js';
 export { spectralTiltDbPerOctave } from './spectralTilt.js';
 export { defaultVoiceProfile, stockVoiceProfile } from './stockVoices.js';
 export type { VoiceProfile } from './voiceProfile.js';
+export {
+  parseVoiceProfile,
+  voiceProfileFor,
+  voiceProfileSchema,
+  VoiceProfileUnavailableError,
+} from './voiceProfileSchema.js';

@@ -1,5 +1,5 @@
 import { findStockVoice } from '../avatarCatalogue.js';
-import { DEFAULT_ESPEAK_VOICE } from '../tts/espeakVoiceSettings.js';
+import { DEFAULT_ESPEAK_VOICE, normalizeEspeakVoice } from '../tts/espeakVoiceSettings.js';
 import { espeakPitchFor } from './espeakPitchModel.js';
 import type { VoiceProfile } from './voiceProfile.js';
 
@@ -57,12 +57,12 @@ function stockProfile(target: StockTarget): VoiceProfile {
     formants: { f1Hz: 0, f2Hz: 0, f3Hz: 0 },
     syllablesPerSecond: target.wordsPerMinute * SYLLABLES_PER_SECOND_PER_WPM,
     spectralTiltDbPerOctave: 0,
-    espeak: {
+    espeak: normalizeEspeakVoice({
       ...DEFAULT_ESPEAK_VOICE,
       ...espeakPitchFor(target.medianHz, target.spreadSemitones),
       formantPercent: target.formantPercent,
       wordsPerMinute: target.wordsPerMinute,
-    },
+    }),
   };
 }
 
