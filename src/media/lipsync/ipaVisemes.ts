@@ -141,16 +141,18 @@ const SECONDARY_STRESS = 'ˌ';
 const STRESS_SCALE = { primary: 1, secondary: 0.92, none: 0.85 } as const;
 
 /**
- * Units of one espeak-ng IPA phoneme, in order. Stress and length marks, tie bars, syllabic and
+ * Units of one espeak-ng IPA phoneme, in order. Stress comes from the marks in `ipa` or from
+ * `stressed` (engines that strip the marks report it separately). Stress and length marks, tie bars, syllabic and
  * other diacritics and pause symbols are ignored; unknown symbols are skipped (an empty result
  * means "no mouth gesture": the timeline treats it as rest).
  */
-export function ipaToVisemeUnits(ipa: string): VisemeUnit[] {
-  const stress = ipa.includes(PRIMARY_STRESS)
-    ? STRESS_SCALE.primary
-    : ipa.includes(SECONDARY_STRESS)
-      ? STRESS_SCALE.secondary
-      : STRESS_SCALE.none;
+export function ipaToVisemeUnits(ipa: string, stressed?: boolean): VisemeUnit[] {
+  const stress =
+    stressed === true || ipa.includes(PRIMARY_STRESS)
+      ? STRESS_SCALE.primary
+      : ipa.includes(SECONDARY_STRESS)
+        ? STRESS_SCALE.secondary
+        : STRESS_SCALE.none;
   // Combining diacritics (syllabic, nasal, tie bar...) do not change the mouth shape much.
   const chars = Array.from(ipa.normalize('NFC').replace(/[\u0300-\u036f]/g, ''));
   const found: SegmentClass[] = [];

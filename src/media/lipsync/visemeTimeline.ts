@@ -6,6 +6,8 @@ export interface PhonemeTiming {
   readonly ipa: string;
   readonly startMs: number;
   readonly endMs: number;
+  /** Stress, for engines that strip the marks from `ipa` (stressed vowels open wider). */
+  readonly stressed?: boolean;
 }
 
 export interface VisemeTimelineOptions {
@@ -125,7 +127,7 @@ function timedUnits(phonemes: readonly PhonemeTiming[]): TimedUnit[] {
     const duration = p.endMs - p.startMs;
     if (!(duration > 0)) continue;
     let t = p.startMs;
-    for (const unit of ipaToVisemeUnits(p.ipa)) {
+    for (const unit of ipaToVisemeUnits(p.ipa, p.stressed)) {
       const end = t + duration * unit.weight;
       out.push({
         startMs: t,

@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
+import { ipaToVisemeUnits } from '../../../src/media/lipsync/ipaVisemes.js';
+import {
+  mouthPoseAt,
+  visemeTimeline,
+  type PhonemeTiming,
+} from '../../../src/media/lipsync/visemeTimeline.js';
+
+/**
+ * Real speech: espeak-ng reading "Who would know how much wood I could move? Please choose a
+ * fast, shiny ball." with its phoneme timings (fixtures/espeak-ada.*, 22 050 Hz s16le).
+ */
+const meta = JSON.parse(
+  readFileSync(new URL('./fixtures/espeak-ada.json', import.meta.url), 'utf8'),
+) as {
+  sampleRate: number;
+  phonemes: PhonemeTiming[];
+};
+const raw = readFileSync(new URL('./fixtures/espeak-ada.s16le', import.meta.url));
+const pcm = new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
+const durationMs = (pcm.length / meta.sampleRate) * 1000;
+
+function phonemeAt(t: number): PhonemeTiming | undefined {
+  return meta.phonemes.find((p) => p.startMs <= t && t < p.endMs);
+}
+const firstUnit = (p: PhonemeTiming | undefined): string | undefined =>
+  p ? ipaToVisemeUnits(p.ipa, p.stressed)[0]?.viseme : undefined;
+
+describe('lip-sync on real speech', () => {
+  const tracker = new AudioMouthTracker({ leadMs: 0 });
+  // As a session feeds it: 100 ms chunks.
+  const chunk = Math.round(meta.sampleRate / 10);
+  for (let i = 0; i < pcm.length; i += chunk)
+    tracker.push(pcm.subarray(i, i + chunk), meta.sampleRate);
+  const timeline = visemeTimeline(meta.phonemes);
+  const frames: number[] = [];
+  for (let t = 0; t < durationMs; t += 40) frames.push(t);
+
+  it('timeline: the mouth moves with the phonemes, without one-frame flicker', () => {
+    const poses = frames.map((t) => mouthPoseAt(timeline, t));
+    const open = poses.filter((p) => p.openness > 0.3).length;
+    expect(open / poses.length).toBeGreaterThan(0.3);
+    let flicker = 0;
+    for (let i = 1; i + 1 < poses.length; i++) {
+      const [a, b, c] = [poses[i - 1]!, poses[i]!, poses[i + 1]!];
+      if (a.viseme === c.viseme && b.viseme !== a.viseme && b.openness > 0.2 && b.viseme !== 'MBP')
+        flicker++;
+    }
+    console.log(
+      `timeline: ${open}/${poses.length} frames open, ${flicker} one-frame shape flickers`,
+    );
+    expect(flicker / poses.length).toBeLessThan(0.08);
+  });
+
+  it('tracker: open in vowels, nearly closed in closures and pauses', () => {
+    let vowelSum = 0;
+    let vowelN = 0;
+    let closedSum = 0;
+    let closedN = 0;
+    for (let t = 5; t < durationMs; t += 10) {
+      const p = phonemeAt(t);
+      const unit = p ? ipaToVisemeUnits(p.ipa, p.stressed)[0] : undefined;
+      const openness = tracker.poseAt(t).openness;
+      if (unit?.isVowel && t - p!.startMs > 30) {
+        vowelSum += openness;
+        vowelN++;
+      } else if (!p || unit?.viseme === 'MBP') {
+        closedSum += openness;
+        closedN++;
+      }
+    }
+    const vowels = vowelSum / vowelN;
+    const closed = closedSum / closedN;
+    console.log(
+      `tracker: mean openness ${vowels.toFixed(2)} in vowels, ${closed.toFixed(2)} in m/b/p and pauses`,
+    );
+    expect(vowels).toBeGreaterThan(0.4);
+    expect(vowels).toBeGreaterThan(closed + 0.2);
+  });
+
+  it('tracker: shapes agree with the phonemes more often than chance', () => {
+    let rounded = 0;
+    let roundedAsRound = 0;
+    let openV = 0;
+    let openAsRound = 0;
+    let hiss = 0;
+    let hissAsHiss = 0;
+    for (let t = 5; t < durationMs; t += 10) {
+      const v = firstUnit(phonemeAt(t));
+      const got = tracker.poseAt(t).viseme;
+      const round = got === 'U' || got === 'O';
+      if (v === 'U' || v === 'WQ') {
+        rounded++;
+        if (round) roundedAsRound++;
+      } else if (v === 'AA' || v === 'E') {
+        openV++;
+        if (round) openAsRound++;
+      } else if (v === 'CH') {
+        hiss++;
+        if (got === 'SZ' || got === 'CH') hissAsHiss++;
+      }
+    }
+    console.log(
+      `tracker: u/w heard as rounded ${roundedAsRound}/${rounded}, a/e heard as rounded ${openAsRound}/${openV}, sh/ch heard as hiss ${hissAsHiss}/${hiss}`,
+    );
+    expect(roundedAsRound / rounded).toBeGreaterThan(openAsRound / openV + 0.2);
+    expect(hissAsHiss / hiss).toBeGreaterThan(0.5);
+  });
+
+  it('timeline and tracker agree on when the mouth is open', () => {
+    const a = frames.map((t) => mouthPoseAt(timeline, t).openness);
+    const b = frames.map((t) => tracker.poseAt(t).openness);
+    const mean = (x: number[]): number => x.reduce((s, v) => s + v, 0) / x.length;
+    const ma = mean(a);
+    const mb = mean(b);
+    let cov = 0;
+    let va = 0;
+    let vb = 0;
+    for (let i = 0; i < a.length; i++) {
+      cov += (a[i]! - ma) * (b[i]! - mb);
+      va += (a[i]! - ma) ** 2;
+      vb += (b[i]! - mb) ** 2;
+    }
+    const r = cov / Math.sqrt(va * vb);
+    console.log(`openness correlation timeline vs tracker: ${r.toFixed(2)}`);
+    expect(r).toBeGreaterThan(0.4);
+  });
+});
