@@ -53,7 +53,11 @@ export class DownTrack {
     return new MediaStreamTrack({ kind: published.isVideo ? 'video' : 'audio', id: published.sid });
   }
 
-  write(rtp: RtpPacket): void {
+  /**
+   * Sends one packet. `sourceSwitched` marks the first packet of another simulcast layer, whose
+   * sequence numbers and timestamps are unrelated to the previous layer's.
+   */
+  write(rtp: RtpPacket, sourceSwitched = false): void {
     if (this.closed) return;
     const sender = this.transceiver.sender;
     if (sender.transport?.state !== 'connected') {
@@ -73,6 +77,14 @@ export class DownTrack {
     const copy = rtp.clone();
     copy.header.extensions = [];
     copy.header.extension = false;
+    if (sourceSwitched && this.packetsSent > 0) {
+      // Continue this subscriber's numbering: the next sequence number, and a timestamp one
+      // frame (at 30 fps, 90 kHz) after the last one sent.
+      sender.replaceRTP({
+        sequenceNumber: (copy.header.sequenceNumber - 1) & 0xffff,
+        timestamp: (copy.header.timestamp - 3000) >>> 0,
+      });
+    }
     this.track.writeRtp(copy);
     this.packetsSent++;
   }

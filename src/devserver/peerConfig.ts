@@ -5,7 +5,9 @@ import {
   useNACK,
   usePLI,
   useREMB,
+  useRepairedRtpStreamId,
   useSdesMid,
+  useSdesRTPStreamId,
   type RTCPeerConnectionConfig,
 } from 'werift';
 import { isLocalAddress } from './nodeAddress.js';
@@ -42,17 +44,28 @@ function codecs(): RTCPeerConnectionConfig['codecs'] {
 }
 
 /**
- * One configuration for both peer connections of a participant. `max-bundle` matters for the
+ * The configuration of a participant's peer connections. `max-bundle` matters for the
  * subscriber side: without it werift creates a transport per transceiver added during
- * renegotiation and the connection fails right after connecting.
+ * renegotiation and the connection fails right after connecting. The publisher side also
+ * negotiates the RTP stream id extensions: simulcast layers (rid q/h/f, the SDKs' default for
+ * video) are told apart only by them.
  */
-export function peerConnectionConfig(ice: IceSettings): RTCPeerConnectionConfig {
+export function peerConnectionConfig(
+  ice: IceSettings,
+  role: 'publisher' | 'subscriber',
+): RTCPeerConnectionConfig {
   // Bind to the node address when it is ours; otherwise (NAT, containers) listen everywhere and
   // only advertise it.
   const local = isLocalAddress(ice.nodeIp);
   return {
     codecs: codecs(),
-    headerExtensions: { audio: [useSdesMid()], video: [useSdesMid(), useAbsSendTime()] },
+    headerExtensions: {
+      audio: [useSdesMid()],
+      video:
+        role === 'publisher'
+          ? [useSdesMid(), useAbsSendTime(), useSdesRTPStreamId(), useRepairedRtpStreamId()]
+          : [useSdesMid(), useAbsSendTime()],
+    },
     bundlePolicy: 'max-bundle',
     // No STUN servers: werift's default points at a public one, and the dev server must never
     // send traffic off the machine on its own.

@@ -1,19 +1,39 @@
 import { TrackInfo, TrackType } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
 import type { DownTrack } from './downTrack.js';
+import { isVp8KeyframeStart } from './vp8Keyframe.js';
 
 // A subscriber that lost a frame asks again quickly; the publisher's encoder should not be made
 // to produce key frames faster than this.
 const KEYFRAME_REQUEST_INTERVAL_MS = 300;
+// A simulcast layer that sent nothing for this long is considered paused by the encoder.
+const LAYER_STALE_MS = 1_000;
+// The SDKs name simulcast layers by quality.
+const RID_RANK: Record<string, number> = { q: 0, h: 1, f: 2 };
+
+/** One incoming RTP stream of a track: the only one, or one simulcast layer. */
+interface Layer {
+  track: MediaStreamTrack;
+  rank: number;
+  ssrc?: number;
+  lastPacketAt: number;
+  unsubscribe: () => void;
+}
 
 /**
  * A track a participant publishes: its announced TrackInfo, the incoming RTP once the publisher's
  * media arrives, and the subscribers it is forwarded to.
+ *
+ * Simulcast (several layers of one video) is forwarded as a single stream: the best layer that
+ * is flowing, switching layers only at a key frame so every subscriber can decode across the
+ * switch. There is no per-subscriber layer choice (no adaptive stream, no dynacast).
  */
 export class PublishedTrack {
   readonly info: TrackInfo;
   readonly cid: string;
-  private source?: { track: MediaStreamTrack; receiver: RTCRtpReceiver; unsubscribe: () => void };
+  private receiver?: RTCRtpReceiver;
+  private layers: Layer[] = [];
+  private active?: Layer;
   private readonly downTracks = new Map<string, DownTrack>();
   private lastKeyframeRequest = 0;
   packetsReceived = 0;
@@ -31,15 +51,28 @@ export class PublishedTrack {
     return this.info.type === TrackType.VIDEO;
   }
 
-  /** True once the publisher's RTP is flowing into the server. */
-  get hasMedia(): boolean {
-    return this.source !== undefined;
+  /** The rid of the layer being forwarded ('' without simulcast), for inspection. */
+  get activeLayer(): string | undefined {
+    return this.active ? (this.active.track.rid ?? '') : undefined;
   }
 
-  attachSource(track: MediaStreamTrack, receiver: RTCRtpReceiver): void {
-    this.source?.unsubscribe();
-    const { unSubscribe } = track.onReceiveRtp.subscribe((rtp) => this.forward(rtp));
-    this.source = { track, receiver, unsubscribe: unSubscribe };
+  /** Starts forwarding the publisher's RTP: one track, or one per simulcast layer. */
+  attachSources(tracks: MediaStreamTrack[], receiver: RTCRtpReceiver): void {
+    for (const layer of this.layers) layer.unsubscribe();
+    this.receiver = receiver;
+    this.active = undefined;
+    this.layers = tracks.map((track, index) => {
+      const layer: Layer = {
+        track,
+        rank: track.rid !== undefined ? (RID_RANK[track.rid] ?? index) : index,
+        lastPacketAt: 0,
+        unsubscribe: () => undefined,
+      };
+      layer.unsubscribe = track.onReceiveRtp.subscribe((rtp) =>
+        this.onPacket(layer, rtp),
+      ).unSubscribe;
+      return layer;
+    });
   }
 
   addDownTrack(subscriberSid: string, downTrack: DownTrack): void {
@@ -52,33 +85,65 @@ export class PublishedTrack {
     return downTrack;
   }
 
-  downTrackFor(subscriberSid: string): DownTrack | undefined {
-    return this.downTracks.get(subscriberSid);
-  }
-
   get subscriberSids(): string[] {
     return [...this.downTracks.keys()];
   }
 
-  /** Asks the publisher for a key frame (PLI), rate limited across all subscribers. */
-  requestKeyframe(): void {
-    if (!this.isVideo || !this.source) return;
+  /** Asks the publisher for a key frame (PLI) on the forwarded layer, rate limited. */
+  requestKeyframe(layer = this.active ?? this.layers[0]): void {
+    if (!this.isVideo || !this.receiver || layer?.ssrc === undefined) return;
     const now = Date.now();
     if (now - this.lastKeyframeRequest < KEYFRAME_REQUEST_INTERVAL_MS) return;
     this.lastKeyframeRequest = now;
-    const ssrc = this.source.track.ssrc;
-    if (ssrc !== undefined) void this.source.receiver.sendRtcpPLI(ssrc).catch(() => undefined);
+    void this.receiver.sendRtcpPLI(layer.ssrc).catch(() => undefined);
   }
 
   close(): void {
-    this.source?.unsubscribe();
-    this.source = undefined;
+    for (const layer of this.layers) layer.unsubscribe();
+    this.layers = [];
+    this.active = undefined;
     for (const downTrack of this.downTracks.values()) downTrack.close();
     this.downTracks.clear();
   }
 
-  private forward(rtp: RtpPacket): void {
+  private onPacket(layer: Layer, rtp: RtpPacket): void {
+    const now = Date.now();
+    layer.lastPacketAt = now;
+    layer.ssrc = rtp.header.ssrc;
     this.packetsReceived++;
-    for (const downTrack of this.downTracks.values()) downTrack.write(rtp);
+    if (this.layers.length === 1) {
+      this.active = layer;
+      this.forward(rtp, false);
+      return;
+    }
+    const best = this.bestLayer(now);
+    if (layer === this.active) {
+      this.forward(rtp, false);
+      if (best !== layer) this.requestKeyframe(best);
+      return;
+    }
+    if (layer !== best) return;
+    const activeStale = !this.active || now - this.active.lastPacketAt > LAYER_STALE_MS;
+    if (isVp8KeyframeStart(rtp.payload) || (activeStale && !this.isVideo)) {
+      const switching = this.active !== undefined;
+      this.active = layer;
+      this.forward(rtp, switching);
+    } else if (activeStale) {
+      // Nothing is being forwarded: get the new layer's key frame quickly.
+      this.requestKeyframe(layer);
+    }
+  }
+
+  private bestLayer(now: number): Layer | undefined {
+    let best: Layer | undefined;
+    for (const layer of this.layers) {
+      if (now - layer.lastPacketAt > LAYER_STALE_MS) continue;
+      if (!best || layer.rank > best.rank) best = layer;
+    }
+    return best;
+  }
+
+  private forward(rtp: RtpPacket, layerSwitched: boolean): void {
+    for (const downTrack of this.downTracks.values()) downTrack.write(rtp, layerSwitched);
   }
 }

@@ -32,7 +32,7 @@ export class PublisherPeer {
   constructor(ice: IceSettings, events: PublisherPeerEvents, log: Logger) {
     this.events = events;
     this.log = log;
-    this.pc = new RTCPeerConnection(peerConnectionConfig(ice));
+    this.pc = new RTCPeerConnection(peerConnectionConfig(ice, 'publisher'));
     this.pc.onIceCandidate.subscribe((candidate) => {
       if (candidate) events.onCandidate(JSON.stringify(candidate.toJSON()));
     });

@@ -33,7 +33,7 @@ export class SubscriberPeer {
   constructor(ice: IceSettings, events: SubscriberPeerEvents, log: Logger) {
     this.events = events;
     this.log = log;
-    this.pc = new RTCPeerConnection(peerConnectionConfig(ice));
+    this.pc = new RTCPeerConnection(peerConnectionConfig(ice, 'subscriber'));
     this.pc.onIceCandidate.subscribe((candidate) => {
       if (candidate) events.onCandidate(JSON.stringify(candidate.toJSON()));
     });

@@ -69,6 +69,8 @@ export function trackFromMedia(
   participant.pendingTracks.delete(cid);
   info.mid = transceiver.mid ?? '';
   const published = new PublishedTrack(info, cid);
-  published.attachSource(track, transceiver.receiver);
+  // Simulcast: werift reports the m-section once, with one track per layer on the receiver.
+  const layers = transceiver.receiver.tracks.length > 0 ? transceiver.receiver.tracks : [track];
+  published.attachSources(layers, transceiver.receiver);
   return published;
 }

@@ -141,33 +141,39 @@ export const VIDEO_WIDTH = 320;
 export const VIDEO_HEIGHT = 240;
 const BAR_WIDTH = 16;
 
-/** Publishes 320x240 RGBA frames at 25 fps with a white bar that moves 8 px per frame. */
-export async function publishMovingBar(client: Room, name = 'bar') {
-  const source = new VideoSource(VIDEO_WIDTH, VIDEO_HEIGHT);
-  const track = LocalVideoTrack.createVideoTrack(name, source);
+export interface MovingBarOptions {
+  name?: string;
+  width?: number;
+  height?: number;
+  /** The SDK's default is simulcast (several layers); tests pin it either way. */
+  simulcast?: boolean;
+}
+
+/** Publishes RGBA frames (320x240 unless told) at 25 fps with a white bar moving 8 px a frame. */
+export async function publishMovingBar(client: Room, options: MovingBarOptions = {}) {
+  const width = options.width ?? VIDEO_WIDTH;
+  const height = options.height ?? VIDEO_HEIGHT;
+  const source = new VideoSource(width, height);
+  const track = LocalVideoTrack.createVideoTrack(options.name ?? 'bar', source);
   const publication = await client.localParticipant!.publishTrack(
     track,
     new TrackPublishOptions({
       source: TrackSource.SOURCE_CAMERA,
-      simulcast: false,
-      videoEncoding: { maxBitrate: 500_000n, maxFramerate: 25 },
+      simulcast: options.simulcast ?? false,
+      videoEncoding: { maxBitrate: 800_000n, maxFramerate: 25 },
     }),
   );
   let frame = 0;
-  const rgba = new Uint8Array(VIDEO_WIDTH * VIDEO_HEIGHT * 4);
+  const rgba = new Uint8Array(width * height * 4);
   const timer = setInterval(() => {
-    const barX = (frame * 8) % (VIDEO_WIDTH - BAR_WIDTH);
-    for (let y = 0; y < VIDEO_HEIGHT; y++) {
-      for (let x = 0; x < VIDEO_WIDTH; x++) {
-        const i = (y * VIDEO_WIDTH + x) * 4;
-        const value = x >= barX && x < barX + BAR_WIDTH ? 255 : 16;
-        rgba[i] = value;
-        rgba[i + 1] = value;
-        rgba[i + 2] = value;
-        rgba[i + 3] = 255;
-      }
+    const barX = (frame * 8) % (width - BAR_WIDTH);
+    rgba.fill(16);
+    for (let y = 0; y < height; y++) {
+      for (let x = barX; x < barX + BAR_WIDTH; x++)
+        rgba.fill(255, (y * width + x) * 4, (y * width + x) * 4 + 3);
     }
-    source.captureFrame(new VideoFrame(rgba, VIDEO_WIDTH, VIDEO_HEIGHT, VideoBufferType.RGBA));
+    for (let i = 3; i < rgba.length; i += 4) rgba[i] = 255;
+    source.captureFrame(new VideoFrame(rgba, width, height, VideoBufferType.RGBA));
     frame++;
   }, 40);
   return {

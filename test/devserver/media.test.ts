@@ -94,6 +94,29 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
     }
   });
 
+  it('forwards the best simulcast layer of a video published with the SDK defaults', async () => {
+    const publisher = await connect(server, 'simulcast-room', 'alice');
+    const subscriber = await connect(server, 'simulcast-room', 'bob');
+    const arrived = waitForEvent<Subscribed>(subscriber, RoomEvent.TrackSubscribed);
+    const bar = await publishMovingBar(publisher, { width: 640, height: 360, simulcast: true });
+    try {
+      const [[track]] = await Promise.all([arrived]);
+      const video = await analyseVideo(track, 2_500);
+      console.log('simulcast video', { ...video, barPositions: video.barPositions.size });
+      expect(video.frames).toBeGreaterThan(25);
+      expect(video.width).toBe(640);
+      expect(video.height).toBe(360);
+      expect(video.barPositions.size).toBeGreaterThan(5);
+      const published = [
+        ...server.rooms.get('simulcast-room')!.participant('alice')!.tracks.values(),
+      ];
+      expect(published[0]!.activeLayer).toMatch(/^[hf]$/);
+    } finally {
+      await bar.stop();
+      await Promise.all([publisher.disconnect(), subscriber.disconnect()]);
+    }
+  });
+
   it('sends already published tracks to a late joiner, and tells it when the publisher leaves', async () => {
     const publisher = await connect(server, 'late-room', 'alice');
     const sine = await publishSine(publisher);

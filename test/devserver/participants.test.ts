@@ -141,7 +141,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
       const denied = await Promise.allSettled([
         publishSine(listenOnly, 'not-allowed'),
-        publishMovingBar(micOnly, 'camera-not-allowed'),
+        publishMovingBar(micOnly, { name: 'camera-not-allowed' }),
       ]);
       expect(denied.map((r) => r.status)).toEqual(['rejected', 'rejected']);
       const micAllowed = await publishSine(micOnly, 'mic');
