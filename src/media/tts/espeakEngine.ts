@@ -1,5 +1,12 @@
 import type { VoiceProfile } from '../voice/voiceProfile.js';
-import { espeakRuntime, type EspeakEvent, type EspeakRuntime } from './espeakRuntime.js';
+import {
+  espeakRuntime,
+  rawEspeakSynthesis,
+  type EspeakRuntime,
+  type RawSynthesisRequest,
+  type RawSynthesisResult,
+} from './espeakRuntime.js';
+import { sharedEspeakThread } from './espeakThread.js';
 import { espeakTimings } from './espeakTimings.js';
 import {
   DEFAULT_ESPEAK_VOICE,
@@ -15,64 +22,90 @@ import type {
   TtsEngineCapabilities,
 } from './ttsEngine.js';
 
+const ESPEAK_SAMPLE_RATE = 22050;
 const WARM_UP_TEXT =
   'Good morning! The quick brown fox jumps over the lazy dog while our avatar keeps talking.';
 const WARM_UP_VOICE = { ...DEFAULT_ESPEAK_VOICE, pitchBaseHz: 140, pitchTopHz: 210, range: 40 };
 const WARM_MS = 40;
-let warmedUp: Promise<void> | undefined;
+let warmedUpInline: Promise<void> | undefined;
+
+/** The request for one chunk, or undefined when there is nothing to say. */
+function espeakRequest(
+  text: string,
+  settings: EspeakVoiceSettings,
+): RawSynthesisRequest | undefined {
+  // Control characters confuse espeak's text position counting; they are never spoken anyway.
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, ' ');
+  if (clean.trim() === '') return undefined;
+  const voice = normalizeEspeakVoice(settings);
+  const variantName = espeakVariantName(voice);
+  return {
+    text: clean,
+    voiceName: `${voice.voice}+${variantName}`,
+    variantName,
+    variantFile: espeakVariantFile(voice),
+    wordsPerMinute: voice.wordsPerMinute,
+    range: voice.range,
+  };
+}
+
+function toSynthesisResult(text: string, raw: RawSynthesisResult): SynthesisResult {
+  const pcm = new Float32Array(raw.pcm.length);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = raw.pcm[i]! / 32768;
+  const { words, phonemes } = espeakTimings(text, raw.events, pcm, raw.sampleRate);
+  return { sampleRate: raw.sampleRate, pcm, words, phonemes };
+}
+
+function silence(sampleRate: number): SynthesisResult {
+  return { sampleRate, pcm: new Float32Array(0), words: [], phonemes: [] };
+}
 
 /**
- * Synthesize one chunk with espeak-ng, synchronously (about 25-50 ms per sentence once warm).
- * Exposed for voice calibration, which needs many short syntheses without the async hop.
+ * Synthesize one chunk with espeak-ng on the calling thread, synchronously (15-50 ms per
+ * sentence once warm). Used by voice calibration, which runs many short probes.
  */
 export function synthesizeWithEspeak(
   runtime: EspeakRuntime,
   text: string,
   settings: EspeakVoiceSettings,
 ): SynthesisResult {
-  const sampleRate = runtime.sampleRate;
-  // Control characters confuse espeak's text position counting; they are never spoken anyway.
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, ' ');
-  if (clean.trim() === '') return { sampleRate, pcm: new Float32Array(0), words: [], phonemes: [] };
+  const request = espeakRequest(text, settings);
+  if (!request) return silence(runtime.sampleRate);
+  return toSynthesisResult(request.text, rawEspeakSynthesis(runtime, request));
+}
 
-  const voice = normalizeEspeakVoice(settings);
-  const variant = espeakVariantName(voice);
-  runtime.ensureVariant(variant, espeakVariantFile(voice));
-  const { worker } = runtime;
-  if (worker.set_voice(`${voice.voice}+${variant}`) !== 0) {
-    throw new Error(`espeak-ng has no voice named ${voice.voice}`);
-  }
-  worker.set_rate(voice.wordsPerMinute);
-  worker.set_range(voice.range);
-  worker.set_pitch(50); // neutral: the variant's pitch line carries the voice's pitch
-
-  const chunks: Int16Array[] = [];
-  const events: EspeakEvent[] = [];
-  let length = 0;
-  worker.synthesize(clean, (pcm, chunkEvents) => {
-    chunks.push(pcm);
-    length += pcm.length;
-    for (const e of chunkEvents) events.push(e);
-    return false;
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
   });
-  const pcm = new Float32Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    for (let i = 0; i < chunk.length; i++) pcm[offset + i] = chunk[i]! / 32768;
-    offset += chunk.length;
-  }
-  const { words, phonemes } = espeakTimings(clean, events, pcm, sampleRate);
-  return { sampleRate, pcm, words, phonemes };
+}
+
+export interface EspeakEngineOptions {
+  /**
+   * `worker` (default): synthesize on a dedicated worker thread shared by the process, so the
+   * event loop stays free for audio pacing and video. `inline`: on the calling thread, for code
+   * that already runs in a worker (no extra thread, no message hop).
+   */
+  thread?: 'worker' | 'inline';
 }
 
 /**
  * The offline default engine: espeak-ng (pure JS build), 22 050 Hz mono, word and IPA phoneme
  * timings. Voices come from `VoiceProfile.espeak`: pitch, range, formant scale and rate. It
  * matches a speaker's pitch, vocal-tract size and rate, not their identity.
- *
- * Synthesis runs on the calling thread and blocks it for the duration of one chunk (tens of ms
- * per sentence); run the engine in a worker thread when many sessions share a process.
  */
 export class EspeakEngine implements TtsEngine {
   readonly id = 'espeak';
@@ -81,27 +114,35 @@ export class EspeakEngine implements TtsEngine {
     phonemeTimings: true,
     cloning: false,
   };
+  readonly thread: 'worker' | 'inline';
+
+  constructor(opts: EspeakEngineOptions = {}) {
+    this.thread = opts.thread ?? 'worker';
+  }
 
   /**
    * Load espeak-ng and run it until the JS engine has optimised it: the first sentences of a
    * fresh thread take 300-600 ms, later ones 15-30 ms. Call at startup so the first `speak` is
-   * fast. Idempotent and shared by all engines on the thread (about 1-1.5 s once).
+   * fast. Idempotent and shared per thread (about 1-2 s once).
    */
   warmUp(): Promise<void> {
-    warmedUp ??= espeakRuntime().then((runtime) => {
+    const request = (i: number) =>
+      espeakRequest(WARM_UP_TEXT, i % 2 ? DEFAULT_ESPEAK_VOICE : WARM_UP_VOICE)!;
+    if (this.thread === 'worker') return sharedEspeakThread().warmUp(request);
+    warmedUpInline ??= espeakRuntime().then((runtime) => {
       // Alternate two voices so the variant-switching path is optimised too; stop after two
       // consecutive fast runs.
       let fast = 0;
       for (let i = 0; i < 12 && fast < 2; i++) {
         const started = performance.now();
-        synthesizeWithEspeak(runtime, WARM_UP_TEXT, i % 2 ? DEFAULT_ESPEAK_VOICE : WARM_UP_VOICE);
+        rawEspeakSynthesis(runtime, request(i));
         fast = performance.now() - started < WARM_MS ? fast + 1 : 0;
       }
     });
-    warmedUp.catch(() => {
-      warmedUp = undefined;
+    warmedUpInline.catch(() => {
+      warmedUpInline = undefined;
     });
-    return warmedUp;
+    return warmedUpInline;
   }
 
   async synthesize(
@@ -110,8 +151,21 @@ export class EspeakEngine implements TtsEngine {
     opts: SynthesisOptions = {},
   ): Promise<SynthesisResult> {
     opts.signal?.throwIfAborted();
+    const request = espeakRequest(text, voice.espeak);
+    if (this.thread === 'worker') {
+      if (!request) return silence(ESPEAK_SAMPLE_RATE);
+      const raw = await abortable(sharedEspeakThread().synthesize(request), opts.signal);
+      return toSynthesisResult(request.text, raw);
+    }
     const runtime = await espeakRuntime();
     opts.signal?.throwIfAborted();
-    return synthesizeWithEspeak(runtime, text, voice.espeak);
+    if (!request) return silence(runtime.sampleRate);
+    return toSynthesisResult(request.text, rawEspeakSynthesis(runtime, request));
   }
+
+  /**
+   * Nothing to release per engine: the synthesis thread is shared by every engine in the
+   * process and does not keep it alive when idle. Stop it at shutdown with `stopEspeakThread()`.
+   */
+  async close(): Promise<void> {}
 }

@@ -1,5 +1,6 @@
 /**
- * One espeak-ng instance per thread, loaded on first use and shared by every EspeakEngine.
+ * One espeak-ng instance per thread, loaded on first use and shared by every EspeakEngine on
+ * that thread (the main thread, or the engine's worker thread; see espeakThread.ts).
  *
  * `@echogarden/espeak-ng-emscripten` is espeak-ng 1.52 compiled to plain JS (wasm2js) with its
  * 24 MB data file: no system package, nothing downloaded. espeak-ng keeps global state and
@@ -8,6 +9,8 @@
  *
  * The emscripten module has no type declarations; the small surface used here is typed below.
  */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 
 export interface EspeakEvent {
   type:
@@ -36,26 +39,86 @@ interface EspeakWorker {
   set_rate(wpm: number): void;
   set_range(range: number): void;
   set_pitch(pitch: number): void;
-  set_volume(volume: number): void;
   /** Return true from the callback to abort synthesis. */
   synthesize(text: string, callback: (pcm: Int16Array, events: EspeakEvent[]) => boolean): void;
 }
 
 interface EspeakModule {
   eSpeakNGWorker: new () => EspeakWorker;
-  FS: {
-    writeFile(path: string, data: string): void;
-  };
+  FS: { writeFile(path: string, data: string): void };
 }
 
+/** A loaded espeak-ng: module, synthesizer and the variant files written so far. */
 export interface EspeakRuntime {
+  module: EspeakModule;
   worker: EspeakWorker;
   sampleRate: number;
-  /** Make sure a voice-variant file exists in the in-memory file system. */
-  ensureVariant(name: string, contents: string): void;
+  variants: Set<string>;
 }
 
-const VARIANT_DIR = '/usr/share/espeak-ng-data/voices/!v';
+/** Everything one synthesis needs, as plain data (it crosses to the worker thread as is). */
+export interface RawSynthesisRequest {
+  text: string;
+  /** espeak voice name with variant suffix, e.g. `en-us+visage_p82_118_f100`. */
+  voiceName: string;
+  variantName: string;
+  variantFile: string;
+  wordsPerMinute: number;
+  range: number;
+}
+
+export interface RawSynthesisResult {
+  sampleRate: number;
+  pcm: Int16Array;
+  events: EspeakEvent[];
+}
+
+/** File URL of the emscripten module, for loading it in a worker thread. */
+export function espeakModuleUrl(): string {
+  const require = createRequire(import.meta.url);
+  return pathToFileURL(require.resolve('@echogarden/espeak-ng-emscripten')).href;
+}
+
+/**
+ * Run one synthesis on a loaded runtime. Deliberately self-contained (no imports, no outer
+ * variables, no named inner functions): espeakThread.ts ships its source text to the worker
+ * thread, so the inline and off-thread paths run the very same code.
+ */
+export function rawEspeakSynthesis(
+  runtime: EspeakRuntime,
+  request: RawSynthesisRequest,
+): RawSynthesisResult {
+  if (!runtime.variants.has(request.variantName)) {
+    runtime.module.FS.writeFile(
+      '/usr/share/espeak-ng-data/voices/!v/' + request.variantName,
+      request.variantFile,
+    );
+    runtime.variants.add(request.variantName);
+  }
+  const synth = runtime.worker;
+  if (synth.set_voice(request.voiceName) !== 0) {
+    throw new Error('espeak-ng has no voice named ' + request.voiceName);
+  }
+  synth.set_rate(request.wordsPerMinute);
+  synth.set_range(request.range);
+  synth.set_pitch(50); // neutral: the variant's pitch line carries the voice's pitch
+  const chunks: Int16Array[] = [];
+  const events: EspeakEvent[] = [];
+  let length = 0;
+  synth.synthesize(request.text, (pcm, chunkEvents) => {
+    chunks.push(pcm);
+    length += pcm.length;
+    for (const event of chunkEvents) events.push(event);
+    return false;
+  });
+  const pcm = new Int16Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    pcm.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { sampleRate: runtime.sampleRate, pcm, events };
+}
 
 let runtime: Promise<EspeakRuntime> | undefined;
 
@@ -63,19 +126,10 @@ async function load(): Promise<EspeakRuntime> {
   const { default: createModule } = await import('@echogarden/espeak-ng-emscripten');
   const module = (await createModule()) as EspeakModule;
   const worker = new module.eSpeakNGWorker();
-  const written = new Set<string>();
-  return {
-    worker,
-    sampleRate: worker.samplerate,
-    ensureVariant(name, contents) {
-      if (written.has(name)) return;
-      module.FS.writeFile(`${VARIANT_DIR}/${name}`, contents);
-      written.add(name);
-    },
-  };
+  return { module, worker, sampleRate: worker.samplerate, variants: new Set() };
 }
 
-/** The shared espeak-ng runtime (about 0.2 s to load the first time, then free). */
+/** The espeak-ng runtime of this thread (about 0.2-1 s to load the first time, then free). */
 export function espeakRuntime(): Promise<EspeakRuntime> {
   runtime ??= load().catch((error: unknown) => {
     runtime = undefined; // let a later call retry instead of caching the failure

@@ -6,7 +6,8 @@ export {
   normalizeEspeakVoice,
   type EspeakVoiceSettings,
 } from './espeakVoiceSettings.js';
-export { EspeakEngine, synthesizeWithEspeak } from './espeakEngine.js';
+export { EspeakEngine, synthesizeWithEspeak, type EspeakEngineOptions } from './espeakEngine.js';
+export { stopEspeakThread } from './espeakThread.js';
 export { espeakRuntime, type EspeakRuntime } from './espeakRuntime.js';
 export {
   splitSentences,

@@ -33,7 +33,14 @@ export class TtsEngineUnavailableError extends Error {
 
 export const DEFAULT_TTS_ENGINE = 'espeak';
 
-const factories = new Map<string, TtsEngineFactory>([['espeak', () => new EspeakEngine()]]);
+const factories = new Map<string, TtsEngineFactory>([
+  // VISAGE_TTS_THREAD=inline synthesizes on the caller's thread (when sessions already run in
+  // worker threads); the default is one shared synthesis thread.
+  [
+    'espeak',
+    (env) => new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' }),
+  ],
+]);
 
 // Engines the design plans for but this build does not contain. Naming them gives an operator a
 // precise answer instead of "unknown engine".

@@ -1,7 +1,8 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTtsEngine,
   EspeakEngine,
+  stopEspeakThread,
   synthesizeSentences,
   TtsEngineUnavailableError,
   UnknownTtsEngineError,
@@ -30,6 +31,10 @@ let result: SynthesisResult;
 beforeAll(async () => {
   await engine.warmUp();
   result = await engine.synthesize(SENTENCE, voice);
+});
+
+afterAll(async () => {
+  await stopEspeakThread();
 });
 
 describe('EspeakEngine', () => {
@@ -128,6 +133,41 @@ describe('EspeakEngine', () => {
     await expect(
       engine.synthesize(SENTENCE, voice, { signal: controller.signal }),
     ).rejects.toThrow();
+  });
+});
+
+describe('EspeakEngine threads', () => {
+  it('runs off the event loop by default and gives the same result as inline synthesis', async () => {
+    expect(engine.thread).toBe('worker');
+    const inline = new EspeakEngine({ thread: 'inline' });
+    const a = await inline.synthesize(SENTENCE, voice);
+    // espeak adds a little random jitter to its output, so compare shape, not samples.
+    expect(Math.abs(a.pcm.length - result.pcm.length)).toBeLessThan(result.sampleRate * 0.05);
+    expect(a.words.map((w) => [w.text, w.charStart])).toEqual(
+      result.words.map((w) => [w.text, w.charStart]),
+    );
+    expect(a.phonemes.map((p) => p.ipa)).toEqual(result.phonemes.map((p) => p.ipa));
+  });
+
+  it('keeps the event loop responsive while the worker synthesizes', async () => {
+    let maxGap = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxGap = Math.max(maxGap, now - last);
+      last = now;
+    }, 2);
+    const long = Array.from({ length: 6 }, () => SENTENCE).join(' ');
+    await engine.synthesize(long, voice);
+    clearInterval(timer);
+    // Six sentences take ~100-300 ms of synthesis; the loop must never stall for that long.
+    expect(maxGap).toBeLessThan(60);
+  });
+
+  it('recovers after the thread is stopped: the next call starts a fresh one', async () => {
+    await stopEspeakThread();
+    const out = await engine.synthesize('Still here.', voice);
+    expect(out.words.map((w) => w.text)).toEqual(['Still', 'here']);
   });
 });
 

@@ -1,0 +1,138 @@
+import { Worker } from 'node:worker_threads';
+import {
+  espeakModuleUrl,
+  rawEspeakSynthesis,
+  type RawSynthesisRequest,
+  type RawSynthesisResult,
+} from './espeakRuntime.js';
+
+/**
+ * espeak-ng on its own worker thread, so synthesis (15-50 ms a sentence, more for long chunks)
+ * never blocks the event loop that paces audio and renders video. One thread per process,
+ * shared by all off-thread EspeakEngines; requests are served in order.
+ *
+ * The worker is created from source text (eval), not from a file: this works the same from the
+ * TypeScript sources under vitest/tsx and from the bundled dist/, with no extra build entry. Its
+ * synthesis code is `rawEspeakSynthesis` itself, sent as source text.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const rawEspeakSynthesis = ${rawEspeakSynthesis.toString()};
+const ready = import(workerData.moduleUrl).then(async ({ default: createModule }) => {
+  const module = await createModule();
+  const worker = new module.eSpeakNGWorker();
+  return { module, worker, sampleRate: worker.samplerate, variants: new Set() };
+});
+ready.catch(() => {});
+parentPort.on('message', async ({ id, request }) => {
+  try {
+    const result = rawEspeakSynthesis(await ready, request);
+    parentPort.postMessage({ id, result }, [result.pcm.buffer]);
+  } catch (error) {
+    parentPort.postMessage({ id, error: String((error && error.message) || error) });
+  }
+});
+`;
+
+interface Pending {
+  resolve(result: RawSynthesisResult): void;
+  reject(error: Error): void;
+}
+
+type Reply = { id: number; result: RawSynthesisResult } | { id: number; error: string };
+
+const WARM_MS = 40;
+
+export class EspeakThread {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private warmed: Promise<void> | undefined;
+
+  /**
+   * Start the thread and synthesize until its JIT has optimised espeak (two consecutive runs
+   * under 40 ms, at most 12). Shared: later calls wait for the same warm-up.
+   */
+  warmUp(request: (index: number) => RawSynthesisRequest): Promise<void> {
+    this.start();
+    this.warmed ??= (async () => {
+      let fast = 0;
+      for (let i = 0; i < 12 && fast < 2; i++) {
+        const started = performance.now();
+        await this.synthesize(request(i));
+        fast = performance.now() - started < WARM_MS ? fast + 1 : 0;
+      }
+    })();
+    const warmed = this.warmed;
+    warmed.catch(() => {
+      if (this.warmed === warmed) this.warmed = undefined;
+    });
+    return warmed;
+  }
+
+  synthesize(request: RawSynthesisRequest): Promise<RawSynthesisResult> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<RawSynthesisResult>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.ref(); // keep the process alive while a request is out
+      worker.postMessage({ id, request });
+    });
+  }
+
+  /** Stop the thread; outstanding requests reject. A later request starts a new one. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll(new Error('espeak thread closed'));
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    this.warmed = undefined; // a new thread starts cold
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { moduleUrl: espeakModuleUrl() },
+    });
+    worker.on('message', (reply: Reply) => {
+      const pending = this.pending.get(reply.id);
+      if (!pending) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref(); // idle: do not hold the process open
+      if ('error' in reply) pending.reject(new Error(reply.error));
+      else pending.resolve(reply.result);
+    });
+    const onGone = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.failAll(error);
+    };
+    worker.on('error', onGone);
+    worker.on('exit', (code) => onGone(new Error(`espeak thread exited with code ${code}`)));
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(error);
+  }
+}
+
+let shared: EspeakThread | undefined;
+
+/** The process-wide espeak thread. */
+export function sharedEspeakThread(): EspeakThread {
+  shared ??= new EspeakThread();
+  return shared;
+}
+
+/**
+ * Stop the process-wide espeak thread (at shutdown; outstanding requests reject). The next
+ * off-thread synthesis starts a fresh, cold thread.
+ */
+export async function stopEspeakThread(): Promise<void> {
+  await shared?.close();
+}
