@@ -38,8 +38,8 @@ export function drawEyes(r: Raster, d: FaceDesign, s: EyeState): void {
     // Socket shading and the lid crease.
     r.fill(ellipse(ex, ey - 5, hw + 8, 17), d.skinShadow, { opacity: 0.22, feather: 9 });
     const crease: Point[] = [];
-    for (let i = 0; i <= 16; i++) {
-      const x = x0 + 3 + ((hw * 2 - 6) * i) / 16;
+    for (let i = 0; i <= 10; i++) {
+      const x = x0 + 3 + ((hw * 2 - 6) * i) / 10;
       crease.push([x, top(x) - 5 - s.lid * 2]);
     }
     r.fill(stroke(crease, 0.5, 0.9, 0.5), d.skinShadow, { opacity: 0.5 });
@@ -76,8 +76,8 @@ export function drawEyes(r: Raster, d: FaceDesign, s: EyeState): void {
       );
       // Lower lid line.
       const lower: Point[] = [];
-      for (let i = 0; i <= 16; i++) {
-        const x = x0 + 2 + ((hw * 2 - 4) * i) / 16;
+      for (let i = 0; i <= 10; i++) {
+        const x = x0 + 2 + ((hw * 2 - 4) * i) / 10;
         lower.push([x, bottom(x) + 0.6]);
       }
       r.fill(stroke(lower, 0.3, 0.7, 0.3), d.skinShadow, { opacity: 0.7 });
@@ -85,8 +85,8 @@ export function drawEyes(r: Raster, d: FaceDesign, s: EyeState): void {
 
     // Lash line along the lid edge, heavier towards the outer corner.
     const edge: Point[] = [];
-    for (let i = 0; i <= 20; i++) {
-      const x = x0 - 1 + ((hw * 2 + 2) * i) / 20;
+    for (let i = 0; i <= 12; i++) {
+      const x = x0 - 1 + ((hw * 2 + 2) * i) / 12;
       edge.push([x, lidEdge(x)]);
     }
     if (side === -1) edge.reverse(); // start at the inner corner
@@ -109,7 +109,7 @@ export function drawEyes(r: Raster, d: FaceDesign, s: EyeState): void {
     const arch: Point = [ex + side * 4, BROWS.y - 8 + drop];
     const outer: Point = [ex + side * 30, BROWS.y + 4 + drop * 0.8];
     r.fill(
-      stroke(quadratic(inner, arch, outer, 20), d.browWeight, d.browWeight * 0.85, 1.2),
+      stroke(quadratic(inner, arch, outer, 12), d.browWeight, d.browWeight * 0.85, 1.2),
       d.brow,
     );
   }

@@ -58,9 +58,9 @@ export function drawHairBack(r: Raster, d: FaceDesign): void {
 /** Neck, shoulders and clothes. */
 export function drawBody(r: Raster, d: FaceDesign): void {
   const neck = roundedRect(256 - 39, 290, 256 + 39, 450, 18);
-  r.fill(neck, (_x, y) => mix(d.skinShadow, d.skin, Math.min(1, Math.max(0, (y - 345) / 60))));
+  r.fill(neck, (_x, y) => mix(d.skinShadow, d.skin, Math.min(1, Math.max(0, (y - 360) / 60))));
   // Shadow cast by the jaw.
-  r.fill(ellipse(256, 352, 50, 22), shade(d.skinShadow, 0.85), {
+  r.fill(ellipse(256, 366, 50, 20), shade(d.skinShadow, 0.85), {
     clip: neck,
     opacity: 0.6,
     feather: 10,
@@ -132,7 +132,7 @@ export function drawBody(r: Raster, d: FaceDesign): void {
         },
       );
     }
-    r.fill(roundedRect(252, 460, 260, 512, 2), shade(d.top, 0.85));
+    r.fill(roundedRect(252, 460, 260, 560, 2), shade(d.top, 0.85));
     for (const y of [476, 496]) r.fill(ellipse(256, y, 3.2, 3.2), d.topAccent);
   } else {
     // Cardigan over a light crew-neck top.
@@ -149,8 +149,8 @@ export function drawBody(r: Raster, d: FaceDesign): void {
     for (const side of [-1, 1]) {
       const front = polygon([
         [256 + side * 44, 420],
-        [256 + side * 18, 520],
-        [256 + side * 300, 520],
+        [256 + side * 12, 560],
+        [256 + side * 300, 560],
         [256 + side * 300, 380],
       ]);
       r.fill(intersect(front, torso), clothes);
@@ -158,7 +158,7 @@ export function drawBody(r: Raster, d: FaceDesign): void {
         stroke(
           [
             [256 + side * 44, 420],
-            [256 + side * 17, 520],
+            [256 + side * 11, 560],
           ],
           3,
           3,

@@ -52,6 +52,9 @@ export function drawMouth(r: Raster, d: FaceDesign, m: MouthShape): void {
     feather: 5,
   });
 
+  // Both lips as one shape first, so no skin shows through the seam where they meet.
+  r.fill(band(x0, x1, outerTop, outerBottom, yMin, yMax), shade(d.lips, 0.93));
+
   const gap = m.openTop + m.openBottom;
   const opening: ImplicitShape = band(x0, x1, innerTop, innerBottom, yMin, yMax);
   if (gap > 0.3) {
@@ -129,7 +132,10 @@ export function drawMouth(r: Raster, d: FaceDesign, m: MouthShape): void {
       yMin,
       yMax,
     );
-    r.fill(intersect(teeth, ellipse(cx, cy, hw * 0.62, 20)), TEETH, { opacity: m.teethOnLip });
+    const rounded = ellipse(cx, innerTop(cx), hw * 0.6, m.upperTeeth + 1.5);
+    r.fill(intersect(teeth, rounded), (x) => mix(TEETH, shade(TEETH, 0.8), Math.abs(u(x)) * 1.4), {
+      opacity: m.teethOnLip,
+    });
   }
 
   // The line where the lips meet, fading out as the mouth opens; small creases at the corners.
@@ -146,6 +152,6 @@ export function drawMouth(r: Raster, d: FaceDesign, m: MouthShape): void {
       [cornerX - side * 2, cornerY],
       [cornerX + side * 3, cornerY - 1.5 - m.smile * 0.3],
     ];
-    r.fill(stroke(crease, 0.9, 0.8, 0.4), d.lipLine, { opacity: 0.45 });
+    r.fill(stroke(crease, 0.8, 0.7, 0.3), d.lipLine, { opacity: 0.3 });
   }
 }

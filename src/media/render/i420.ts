@@ -37,7 +37,9 @@ export function rasterToI420(raster: Raster): I420Image {
   for (let j = 0; j < h; j++) {
     for (let i = 0; i < w; i++) {
       const k = (j * w + i) * 4;
-      out[j * w + i] = lumaOf(src[k] as number, src[k + 1] as number, src[k + 2] as number);
+      // A 4x4 ordered dither hides the 8-bit banding of the soft gradients.
+      const dither = ((BAYER_4X4[((j & 3) << 2) | (i & 3)] as number) + 0.5) / 16 - 0.5;
+      out[j * w + i] = lumaOf(src[k] as number, src[k + 1] as number, src[k + 2] as number, dither);
     }
   }
   for (let j = 0; j < h >> 1; j++) {
@@ -68,8 +70,10 @@ const CHROMA_TAPS: readonly (readonly [number, number])[] = [
   [1, 1],
 ];
 
-function lumaOf(r: number, g: number, b: number): number {
-  return clampByte(0.257 * r + 0.504 * g + 0.098 * b + 16);
+const BAYER_4X4 = [0, 8, 2, 10, 12, 4, 14, 6, 3, 11, 1, 9, 15, 7, 13, 5];
+
+function lumaOf(r: number, g: number, b: number, dither: number): number {
+  return clampByte(0.257 * r + 0.504 * g + 0.098 * b + 16 + dither);
 }
 
 function clampByte(v: number): number {

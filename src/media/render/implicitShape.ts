@@ -129,18 +129,52 @@ export function stroke(
   }
   const width = (t: number): number =>
     t < 0.5 ? w0 + (wMid - w0) * (t * 2) : wMid + (w1 - wMid) * ((t - 0.5) * 2);
+  // Segment table: start, direction, squared length, widths at both ends.
+  const segs = Math.max(0, n - 1);
+  const ax = new Float64Array(segs);
+  const ay = new Float64Array(segs);
+  const dxs = new Float64Array(segs);
+  const dys = new Float64Array(segs);
+  const len2s = new Float64Array(segs);
+  const wa = new Float64Array(segs);
+  const wb = new Float64Array(segs);
+  const boxes = new Float64Array(segs * 4);
+  for (let i = 0; i < segs; i++) {
+    const a = points[i] as Point;
+    const b = points[i + 1] as Point;
+    ax[i] = a[0];
+    ay[i] = a[1];
+    const dx = b[0] - a[0];
+    const dy = b[1] - a[1];
+    dxs[i] = dx;
+    dys[i] = dy;
+    len2s[i] = dx * dx + dy * dy || 1;
+    wa[i] = width(i / segs);
+    wb[i] = width((i + 1) / segs);
+    const pad = Math.max(wa[i] as number, wb[i] as number);
+    boxes[i * 4] = Math.min(a[0], b[0]) - pad;
+    boxes[i * 4 + 1] = Math.min(a[1], b[1]) - pad;
+    boxes[i * 4 + 2] = Math.max(a[0], b[0]) + pad;
+    boxes[i * 4 + 3] = Math.max(a[1], b[1]) + pad;
+  }
   return {
     bounds: [x0 - maxW - 2, y0 - maxW - 2, x1 + maxW + 2, y1 + maxW + 2],
     f: (x, y) => {
       let best = Infinity;
-      for (let i = 0; i < n - 1; i++) {
-        const a = points[i] as Point;
-        const b = points[i + 1] as Point;
-        const dx = b[0] - a[0];
-        const dy = b[1] - a[1];
-        const len2 = dx * dx + dy * dy || 1;
-        const s = Math.min(1, Math.max(0, ((x - a[0]) * dx + (y - a[1]) * dy) / len2));
-        const d = Math.hypot(x - a[0] - s * dx, y - a[1] - s * dy) - width((i + s) / (n - 1));
+      for (let i = 0; i < segs; i++) {
+        // Skip segments whose width-padded box is farther than the best distance so far (a
+        // point inside the box gets no bound: the segment may still be closer).
+        const gx = Math.max((boxes[i * 4] as number) - x, 0, x - (boxes[i * 4 + 2] as number));
+        const gy = Math.max((boxes[i * 4 + 1] as number) - y, 0, y - (boxes[i * 4 + 3] as number));
+        const bound = Math.max(gx, gy);
+        if (bound > 0 && bound >= best) continue;
+        const px = x - (ax[i] as number);
+        const py = y - (ay[i] as number);
+        const dx = dxs[i] as number;
+        const dy = dys[i] as number;
+        const s = Math.min(1, Math.max(0, (px * dx + py * dy) / (len2s[i] as number)));
+        const w = (wa[i] as number) + ((wb[i] as number) - (wa[i] as number)) * s;
+        const d = Math.hypot(px - s * dx, py - s * dy) - w;
         if (d < best) best = d;
       }
       return best;

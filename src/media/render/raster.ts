@@ -74,19 +74,20 @@ export class Raster {
   drawOnto(dst: Raster, dx = 0, dy = 0): void {
     const s = this.data;
     const d = dst.data;
-    const [i0, j0, i1, j1] = this.drawn as [number, number, number, number];
-    dst.grow(
-      i0 + this.x0 + dx - dst.x0,
-      j0 + this.y0 + dy - dst.y0,
-      i1 + this.x0 + dx - dst.x0,
-      j1 + this.y0 + dy - dst.y0,
-    );
+    const offX = this.x0 + dx - dst.x0;
+    const offY = this.y0 + dy - dst.y0;
+    const [di0, dj0, di1, dj1] = this.drawn as [number, number, number, number];
+    // Only where something was drawn here and the destination has pixels.
+    const i0 = Math.max(di0, -offX);
+    const j0 = Math.max(dj0, -offY);
+    const i1 = Math.min(di1, dst.width - offX);
+    const j1 = Math.min(dj1, dst.height - offY);
+    if (i1 <= i0 || j1 <= j0) return;
+    dst.grow(i0 + offX, j0 + offY, i1 + offX, j1 + offY);
     for (let j = j0; j < j1; j++) {
-      const wy = this.y0 + j + dy - dst.y0;
-      if (wy < 0 || wy >= dst.height) continue;
+      const wy = j + offY;
       for (let i = i0; i < i1; i++) {
-        const wx = this.x0 + i + dx - dst.x0;
-        if (wx < 0 || wx >= dst.width) continue;
+        const wx = i + offX;
         const k = (j * this.width + i) * 4;
         const a = s[k + 3] as number;
         if (a <= 0) continue;
@@ -98,6 +99,13 @@ export class Raster {
         d[m + 3] = a + (d[m + 3] as number) * keep;
       }
     }
+  }
+
+  clone(): Raster {
+    const out = new Raster(this.x0, this.y0, this.width, this.height);
+    out.data.set(this.data);
+    out.drawn = [...this.drawn];
+    return out;
   }
 
   /** A copy of the world rectangle (x, y, w, h) of this raster. */

@@ -31,6 +31,8 @@ export const GAZES = [
 export type GazeName = (typeof GAZES)[number]['name'];
 /** Openness levels per viseme (level 0 is the shared rest mouth). */
 export const MOUTH_LEVELS = 6;
+/** The shoulders sit this much higher than `drawBody` draws them (a shorter neck). */
+const BODY_LIFT = 12;
 /** Pixel changes smaller than this between neighbouring breath frames are not blended. */
 const BLEND_MIN_DELTA = 3;
 /** Sub-pixel breathing resolution: blend weights are multiples of 1/BLEND_STEPS. */
@@ -85,7 +87,9 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
   drawBackground(background, d);
   const hairBack = full();
   drawHairBack(hairBack, d);
-  const body = full();
+  // The body is drawn taller than the frame, so that lifting it (breathing, and BODY_LIFT) never
+  // uncovers the frame's bottom rows.
+  const body = new Raster(0, 0, FRAME_WIDTH, FRAME_HEIGHT + BODY_LIFT + BREATH_LEVELS + 2);
   drawBody(body, d);
   const headBase = full();
   drawHeadBase(headBase, d);
@@ -101,9 +105,9 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
   const poses: Uint8Array[] = [];
   for (let b = 0; b < BREATH_LEVELS; b++) {
     for (const sway of SWAY_OFFSETS) {
-      const frame = background.crop(0, 0, FRAME_WIDTH, FRAME_HEIGHT);
+      const frame = background.clone();
       hairBack.drawOnto(frame, sway, -b);
-      body.drawOnto(frame, 0, -b);
+      body.drawOnto(frame, 0, -b - BODY_LIFT);
       head.drawOnto(frame, sway, -b);
       poses.push(rasterToI420(frame).data);
     }
