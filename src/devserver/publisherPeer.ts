@@ -1,7 +1,7 @@
 import { RTCPeerConnection, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
 import type { Logger } from 'pino';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
-import { parseOfferedMedia, removeRejectedFromBundle, type OfferedMedia } from './sdp.js';
+import { acceptInactiveSections, parseOfferedMedia, type OfferedMedia } from './sdp.js';
 
 export interface PublisherPeerEvents {
   /** A local ICE candidate, JSON as the SDKs expect it in TrickleRequest.candidateInit. */
@@ -66,7 +66,7 @@ export class PublisherPeer {
       await this.pc.setRemoteDescription({ type: 'offer', sdp });
       const answer = await this.pc.createAnswer();
       const local = await this.pc.setLocalDescription(answer);
-      return removeRejectedFromBundle(local.toSdp().sdp);
+      return acceptInactiveSections(local.toSdp().sdp, sdp);
     };
     const result = this.queue.then(run);
     this.queue = result.catch(() => undefined);

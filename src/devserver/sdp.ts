@@ -27,19 +27,31 @@ export function parseOfferedMedia(sdp: string): OfferedMedia[] {
 }
 
 /**
- * werift rejects the recvonly m-lines that libwebrtc SDKs pre-create (port 0) but keeps their
- * mids in the BUNDLE group, sometimes first; libwebrtc then never connects the transport.
- * Keep only the accepted mids in the group.
+ * werift answers every section it has nothing to do with (recvonly offers: the transceivers the
+ * SDKs pre-create, or a track the client just unpublished) with port 0, i.e. rejects it, and
+ * keeps rejected mids in the BUNDLE group. libwebrtc then either never connects (a rejected mid
+ * first in the group) or moves the bundle to a new transport that never connects (the
+ * bundle-tag section rejected in a renegotiation: all media stops). So accept those sections
+ * as `inactive` with a real port, and bundle exactly the sections that are not rejected.
  */
-export function removeRejectedFromBundle(answerSdp: string): string {
-  const rejected = new Set(
-    parseOfferedMedia(answerSdp)
-      .filter((m) => m.rejected)
-      .map((m) => m.mid),
-  );
-  if (rejected.size === 0) return answerSdp;
-  return answerSdp.replace(/^a=group:BUNDLE ([^\r\n]*)/m, (_line, mids: string) => {
-    const kept = mids.split(/\s+/).filter((mid) => mid && !rejected.has(mid));
-    return `a=group:BUNDLE ${kept.join(' ')}`;
+export function acceptInactiveSections(answerSdp: string, offerSdp: string): string {
+  const offered = parseOfferedMedia(offerSdp);
+  const [session = '', ...sections] = answerSdp.split(/\r?\n(?=m=)/);
+  const eol = answerSdp.includes('\r\n') ? '\r\n' : '\n';
+  const bundled: string[] = [];
+  const fixed = sections.map((section, index) => {
+    const offer = offered[index];
+    let result = section;
+    if (offer && !offer.rejected && /^m=\S+ 0 /.test(section)) {
+      result = section.replace(/^(m=\S+) 0 /, '$1 9 ');
+    }
+    const mid = /\ba=mid:(\S+)/.exec(result)?.[1];
+    if (mid !== undefined && !/^m=\S+ 0 /.test(result)) bundled.push(mid);
+    return result;
   });
+  const newSession = session.replace(
+    /^a=group:BUNDLE [^\r\n]*/m,
+    `a=group:BUNDLE ${bundled.join(' ')}`,
+  );
+  return [newSession, ...fixed].join(eol);
 }

@@ -17,6 +17,7 @@ import {
   SINE_AMPLITUDE,
   SINE_HZ,
   startTestServer,
+  until,
   VIDEO_HEIGHT,
   VIDEO_WIDTH,
   waitForEvent,
@@ -112,6 +113,34 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       ];
       expect(published[0]!.activeLayer).toMatch(/^[hf]$/);
     } finally {
+      await bar.stop();
+      await Promise.all([publisher.disconnect(), subscriber.disconnect()]);
+    }
+  });
+
+  it('stops forwarding an unpublished track and tells subscribers, while other tracks go on', async () => {
+    const publisher = await connect(server, 'unpublish-room', 'alice');
+    const subscriber = await connect(server, 'unpublish-room', 'bob');
+    const tracks = new Map<TrackKind, RemoteTrack>();
+    subscriber.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) =>
+      tracks.set(track.kind!, track),
+    );
+    const sine = await publishSine(publisher);
+    const bar = await publishMovingBar(publisher);
+    try {
+      await until(() => tracks.size === 2, 10_000, 'both tracks');
+      const unpublished = waitForEvent<[{ sid: string }]>(subscriber, RoomEvent.TrackUnpublished);
+      await publisher.localParticipant!.unpublishTrack(sine.publication.sid!);
+      const [publication] = await unpublished;
+      expect(publication.sid).toBe(sine.publication.sid);
+      const alice = server.rooms.get('unpublish-room')!.participant('alice')!;
+      await until(() => alice.tracks.size === 1, 5_000, 'server dropped the track');
+      expect(subscriber.remoteParticipants.get('alice')!.trackPublications.size).toBe(1);
+      // The renegotiation that removed the audio must not disturb the video.
+      const video = await analyseVideo(tracks.get(TrackKind.KIND_VIDEO)!, 1_000);
+      expect(video.frames).toBeGreaterThan(10);
+    } finally {
+      await sine.stop();
       await bar.stop();
       await Promise.all([publisher.disconnect(), subscriber.disconnect()]);
     }
