@@ -147,6 +147,39 @@ describeWebRtc('dev server RoomService (livekit-server-sdk)', (address) => {
     }
   });
 
+  it('applies room limits and metadata to connected SDKs, and permission changes to participants', async () => {
+    await api.createRoom({ name: 'limited-room', maxParticipants: 2 });
+    const alice = await connect(server, 'limited-room', 'alice');
+    const bob = await connect(server, 'limited-room', 'bob');
+    try {
+      await expect(connect(server, 'limited-room', 'carol')).rejects.toThrow(/full|403/i);
+
+      const metadataSeen = waitForEvent<[string]>(alice, RoomEvent.RoomMetadataChanged);
+      await api.updateRoomMetadata('limited-room', 'now with metadata');
+      const [metadata] = await metadataSeen;
+      expect(metadata).toBe('now with metadata');
+      expect(alice.metadata).toBe('now with metadata');
+
+      // Revoking canPublishData stops bob's packets at the server.
+      const received: string[] = [];
+      alice.on(RoomEvent.DataReceived, (payload: Uint8Array) =>
+        received.push(Buffer.from(payload).toString()),
+      );
+      await bob.localParticipant!.publishData(Buffer.from('before'), { reliable: true });
+      await until(() => received.includes('before'), 5_000, 'data before the change');
+      const info = await api.updateParticipant('limited-room', 'bob', {
+        permission: { canPublish: true, canSubscribe: true, canPublishData: false },
+      });
+      expect(info.permission?.canPublishData).toBe(false);
+      await bob.localParticipant!.publishData(Buffer.from('after'), { reliable: true });
+      await alice.localParticipant!.publishData(Buffer.from('ping'), { reliable: true });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(received).toEqual(['before']);
+    } finally {
+      await Promise.all([alice.disconnect(), bob.disconnect()]);
+    }
+  });
+
   it('enforces roomCreate, roomList and roomAdmin grants with Twirp errors', async () => {
     const wrongSecret = new RoomServiceClient(server.httpUrl, API_KEY, 'wrong');
     await expect(wrongSecret.listRooms()).rejects.toMatchObject({
