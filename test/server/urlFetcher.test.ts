@@ -1,0 +1,105 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { lookup as dnsLookup } from 'node:dns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/server/apiError.js';
+import { isPublicAddress } from '../../src/server/publicAddress.js';
+import { UrlFetcher } from '../../src/server/urlFetcher.js';
+
+let peer: Server;
+let port: number;
+const requests: string[] = [];
+
+beforeAll(async () => {
+  peer = createServer((req, res) => {
+    requests.push(`${req.headers.host}${req.url}`);
+    if (req.url === '/to-private') {
+      res.writeHead(302, { location: `http://private.test:${port}/clip` });
+      return res.end();
+    }
+    if (req.url === '/big') {
+      res.writeHead(200, { 'content-type': 'audio/wav' });
+      return res.end(Buffer.alloc(5000));
+    }
+    res.writeHead(200, { 'content-type': 'audio/wav' });
+    res.end(Buffer.from('RIFF'));
+  });
+  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  port = (peer.address() as AddressInfo).port;
+});
+afterAll(() => new Promise((r) => peer.close(r)));
+
+/**
+ * DNS is the edge we cannot own in a test: `public.test` and `private.test` both resolve to
+ * the loopback peer, and the address policy treats only the first as public.
+ */
+const fakeDns = ((host: string, _opts: object, cb: (e: Error | null, a: unknown) => void) => {
+  const address =
+    host === 'public.test' ? '127.0.0.1' : host === 'private.test' ? '127.0.0.2' : null;
+  if (!address) return cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), []);
+  cb(null, [{ address, family: 4 }]);
+}) as unknown as typeof dnsLookup;
+
+function fetcher(maxBytes = 1_000_000) {
+  return new UrlFetcher({
+    allowPrivate: false,
+    timeoutMs: 2_000,
+    maxBytes,
+    lookup: fakeDns,
+    isAllowedAddress: (a) => a === '127.0.0.1',
+  });
+}
+
+describe('UrlFetcher', () => {
+  it('fetches from an allowed address', async () => {
+    const f = fetcher();
+    const clip = await f.fetch(`http://public.test:${port}/clip`);
+    expect(Buffer.from(clip.bytes).toString()).toBe('RIFF');
+    expect(clip.contentType).toBe('audio/wav');
+    await f.close();
+  });
+
+  it('re-checks every redirect and refuses one that resolves to a private address', async () => {
+    const f = fetcher();
+    requests.length = 0;
+    const err = await f.fetch(`http://public.test:${port}/to-private`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe('url_not_allowed');
+    // The private hop was never contacted.
+    expect(requests).toEqual([`public.test:${port}/to-private`]);
+    await f.close();
+  });
+
+  it('bounds the size and reports names that do not resolve', async () => {
+    const f = fetcher(1000);
+    await expect(f.fetch(`http://public.test:${port}/big`)).rejects.toMatchObject({
+      code: 'file_too_large',
+    });
+    await expect(f.fetch(`http://nowhere.test:${port}/`)).rejects.toMatchObject({
+      code: 'url_unreachable',
+    });
+    await f.close();
+  });
+
+  it('classifies addresses', () => {
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'])
+      expect(isPublicAddress(a), a).toBe(true);
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:10.0.0.1',
+      '::ffff:127.0.0.1',
+      'not-an-ip',
+    ]) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+  });
+});
