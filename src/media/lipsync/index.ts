@@ -1,5 +1,6 @@
 export { AudioMouthTracker, type AudioMouthTrackerOptions } from './audioMouthTracker.js';
 export { ipaToVisemeUnits, type VisemeUnit } from './ipaVisemes.js';
+export { MouthSchedule } from './mouthSchedule.js';
 export { REST_POSE, VISEMES, isViseme, type MouthPose, type Viseme } from './viseme.js';
 export {
   mouthPoseAt,

@@ -1,0 +1,65 @@
+import { REST_POSE, type MouthPose } from './viseme.js';
+import { mouthPoseAt, type VisemeTimeline } from './visemeTimeline.js';
+
+/** How fast the mouth closes after an interrupt cut the speech (time constant, ms). */
+const CUT_CLOSE_MS = 40;
+const CLOSED = 0.04;
+
+interface Placed {
+  readonly timeline: VisemeTimeline;
+  /** Playout time of the utterance's audio start (the timeline's 0 ms). */
+  readonly startMs: number;
+  /** Playout time after which this utterance was cut off (Infinity if never). */
+  cutMs: number;
+}
+
+/**
+ * Viseme timelines of queued utterances placed on the playout clock, so that the renderer can ask
+ * "what does the mouth do at playout time t" without knowing about utterances. Place each
+ * utterance when its audio is queued (`startMs` = the playout time its first sample will be
+ * heard); on an interrupt, `cut` at the playout position reached: later speech is dropped and the
+ * mouth closes quickly from where it was.
+ */
+export class MouthSchedule {
+  private placed: Placed[] = [];
+
+  place(timeline: VisemeTimeline, startMs: number): void {
+    this.placed.push({ timeline, startMs, cutMs: Infinity });
+    this.placed.sort((a, b) => a.startMs - b.startMs);
+  }
+
+  /** Speech stops at playout time `atMs`: utterances starting later are dropped. */
+  cut(atMs: number): void {
+    this.placed = this.placed.filter((p) => p.startMs < atMs);
+    for (const p of this.placed) p.cutMs = Math.min(p.cutMs, atMs);
+  }
+
+  /** Forget utterances whose mouth movement ended before `beforeMs` (call now and then). */
+  prune(beforeMs: number): void {
+    this.placed = this.placed.filter(
+      (p) => Math.min(p.startMs + p.timeline.endMs, p.cutMs + 500) >= beforeMs,
+    );
+  }
+
+  /** The mouth at playout time `tMs`: the utterance being heard, else rest. */
+  poseAt(tMs: number): MouthPose {
+    // Where one utterance's closing tail overlaps the next one's opening, the later one wins
+    // as soon as its mouth moves.
+    for (let i = this.placed.length - 1; i >= 0; i--) {
+      const p = this.placed[i] as Placed;
+      const pose = tMs < p.cutMs ? mouthPoseAt(p.timeline, tMs - p.startMs) : this.closing(p, tMs);
+      if (pose !== REST_POSE) return pose;
+    }
+    return REST_POSE;
+  }
+
+  private closing(p: Placed, tMs: number): MouthPose {
+    const atCut = mouthPoseAt(p.timeline, p.cutMs - p.startMs);
+    const openness = atCut.openness * Math.exp(-(tMs - p.cutMs) / CUT_CLOSE_MS);
+    return openness < CLOSED ? REST_POSE : { viseme: atCut.viseme, openness };
+  }
+
+  get size(): number {
+    return this.placed.length;
+  }
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { MouthSchedule } from '../../../src/media/lipsync/mouthSchedule.js';
+import { visemeTimeline } from '../../../src/media/lipsync/visemeTimeline.js';
+
+// "ah ah": two open vowels, 0-400 ms of the utterance's own clock.
+const utterance = visemeTimeline([
+  { ipa: 'ˈɑː', startMs: 0, endMs: 180 },
+  { ipa: 'ˈɑː', startMs: 220, endMs: 400 },
+]);
+
+describe('MouthSchedule', () => {
+  it('plays each utterance at its playout start and rests in between', () => {
+    const s = new MouthSchedule();
+    s.place(utterance, 1000);
+    s.place(utterance, 3000);
+    expect(s.poseAt(500).openness).toBe(0);
+    expect(s.poseAt(1100).viseme).toBe('AA');
+    expect(s.poseAt(1100).openness).toBeGreaterThan(0.5);
+    expect(s.poseAt(2000).openness).toBe(0);
+    expect(s.poseAt(3100).openness).toBeGreaterThan(0.5);
+  });
+
+  it('closes quickly after a cut and drops later utterances', () => {
+    const s = new MouthSchedule();
+    s.place(utterance, 1000);
+    s.place(utterance, 1500);
+    s.cut(1100);
+    expect(s.poseAt(1100).openness).toBeGreaterThan(0.5);
+    expect(s.poseAt(1140).openness).toBeLessThan(s.poseAt(1100).openness * 0.5);
+    expect(s.poseAt(1250).openness).toBe(0);
+    expect(s.poseAt(1600).openness).toBe(0);
+    expect(s.size).toBe(1);
+  });
+
+  it('forgets finished utterances on prune', () => {
+    const s = new MouthSchedule();
+    s.place(utterance, 0);
+    s.place(utterance, 5000);
+    s.prune(2000);
+    expect(s.size).toBe(1);
+    expect(s.poseAt(5100).openness).toBeGreaterThan(0.5);
+  });
+});
