@@ -145,13 +145,22 @@ export class EspeakEngine implements TtsEngine {
     return warmedUpInline;
   }
 
-  async synthesize(
+  synthesize(
     text: string,
     voice: VoiceProfile,
     opts: SynthesisOptions = {},
   ): Promise<SynthesisResult> {
+    return this.synthesizeWithSettings(text, voice.espeak, opts);
+  }
+
+  /** Synthesize with explicit espeak settings (voice calibration probes these directly). */
+  async synthesizeWithSettings(
+    text: string,
+    settings: EspeakVoiceSettings,
+    opts: SynthesisOptions = {},
+  ): Promise<SynthesisResult> {
     opts.signal?.throwIfAborted();
-    const request = espeakRequest(text, voice.espeak);
+    const request = espeakRequest(text, settings);
     if (this.thread === 'worker') {
       if (!request) return silence(ESPEAK_SAMPLE_RATE);
       const raw = await abortable(sharedEspeakThread().synthesize(request), opts.signal);

@@ -1,13 +1,12 @@
 import { UnreadableAudioError } from '../audio/audioDecodeError.js';
-import { synthesizeWithEspeak } from '../tts/espeakEngine.js';
-import { espeakRuntime, type EspeakRuntime } from '../tts/espeakRuntime.js';
+import { EspeakEngine } from '../tts/espeakEngine.js';
 import {
   DEFAULT_ESPEAK_VOICE,
   normalizeEspeakVoice,
   type EspeakVoiceSettings,
 } from '../tts/espeakVoiceSettings.js';
 import { espeakPitchFor, medianGain, spreadForRange, TOP_OVER_BASE } from './espeakPitchModel.js';
-import { measureVoice, type VoiceMeasurement } from './measureVoice.js';
+import { measureVoice, measureVoiceAsync, type VoiceMeasurement } from './measureVoice.js';
 import { pitchStatistics, trackPitch } from './pitchTracker.js';
 import type { VoiceProfile } from './voiceProfile.js';
 
@@ -21,8 +20,8 @@ import type { VoiceProfile } from './voiceProfile.js';
  * F3) and speaking rate. What it does not: the speaker's identity (timbre, accent, voice
  * quality), which needs a neural cloning engine.
  *
- * Cost: about 0.3-0.6 s for a 30 s clip (analysis, plus ~50 ms per probe and a one-off baseline
- * measurement of espeak's own voice per process).
+ * Cost: about 0.3-0.6 s for a 30 s clip (analysis, plus ~50 ms per probe), plus once per process
+ * the engine warm-up (1-2 s) and a baseline measurement of espeak's own voice.
  */
 
 const PROBE_TEXT =
@@ -32,21 +31,34 @@ const F0_TOLERANCE = 0.015;
 const SPREAD_TOLERANCE = 0.7;
 const MAX_PROBES = 5;
 const MIN_VOICED_SECONDS = 0.5;
+/** Longer clips (the API accepts 5 min) are analysed on their first minute. */
+const MAX_ANALYSIS_SECONDS = 60;
 
 interface Baseline {
   f3Hz: number;
   syllablesPerSecond: number;
 }
 
-let baseline: Baseline | undefined;
+let baseline: Promise<Baseline> | undefined;
 
 /** espeak's own voice on the probe: the reference point for formant scale and rate. */
-function espeakBaseline(runtime: EspeakRuntime): Baseline {
-  if (baseline) return baseline;
-  const out = synthesizeWithEspeak(runtime, PROBE_TEXT, DEFAULT_ESPEAK_VOICE);
-  const m = measureVoice(out.pcm, out.sampleRate);
-  baseline = { f3Hz: m.formants.f3Hz, syllablesPerSecond: m.syllablesPerSecond };
+function espeakBaseline(engine: EspeakEngine): Promise<Baseline> {
+  baseline ??= engine.synthesizeWithSettings(PROBE_TEXT, DEFAULT_ESPEAK_VOICE).then((out) => {
+    const m = measureVoice(out.pcm, out.sampleRate);
+    return { f3Hz: m.formants.f3Hz, syllablesPerSecond: m.syllablesPerSecond };
+  });
+  baseline.catch(() => {
+    baseline = undefined;
+  });
   return baseline;
+}
+
+export interface AnalyzeVoiceClipOptions {
+  /**
+   * Engine for the calibration probes. Default: an off-thread EspeakEngine (shared synthesis
+   * thread, warmed up on first use), so only the measurements run on the calling thread.
+   */
+  engine?: EspeakEngine;
 }
 
 function clamp(value: number, min: number, max: number): number {
@@ -73,17 +85,22 @@ function toProfile(
 export async function analyzeVoiceClip(
   mono: Float32Array,
   sampleRate: number,
+  opts: AnalyzeVoiceClipOptions = {},
 ): Promise<VoiceProfile> {
   const started = performance.now();
-  const reference = measureVoice(mono, sampleRate);
+  // CPU-bound throughout (0.2-0.6 s for 30 s): yield between steps and probes so a server
+  // thread keeps serving; the longest single step is the pitch track (~0.1-0.3 s for 30 s).
+  const analysed = mono.subarray(0, Math.round(MAX_ANALYSIS_SECONDS * sampleRate));
+  const reference = await measureVoiceAsync(analysed, sampleRate);
   if (reference.voicedSeconds < MIN_VOICED_SECONDS || !(reference.pitch.medianHz > 0)) {
     throw new UnreadableAudioError(
       `the clip has ${reference.voicedSeconds.toFixed(2)} s of voiced speech; ` +
         `at least ${MIN_VOICED_SECONDS} s is needed to build a voice`,
     );
   }
-  const runtime = await espeakRuntime();
-  const base = espeakBaseline(runtime);
+  const engine = opts.engine ?? new EspeakEngine();
+  await engine.warmUp();
+  const base = await espeakBaseline(engine);
 
   let settings = normalizeEspeakVoice({
     ...DEFAULT_ESPEAK_VOICE,
@@ -107,7 +124,7 @@ export async function analyzeVoiceClip(
   let finalFrom = 1;
   let probes = 0;
   while (probes < MAX_PROBES) {
-    const out = synthesizeWithEspeak(runtime, PROBE_TEXT, settings);
+    const out = await engine.synthesizeWithSettings(PROBE_TEXT, settings);
     probes++;
     const full = probes === 1 ? measureVoice(out.pcm, out.sampleRate) : undefined;
     const pitch =

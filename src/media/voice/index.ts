@@ -1,4 +1,4 @@
-export { analyzeVoiceClip } from './analyzeVoiceClip.js';
+export { analyzeVoiceClip, type AnalyzeVoiceClipOptions } from './analyzeVoiceClip.js';
 export {
   espeakPitchFor,
   medianGain,
@@ -7,7 +7,12 @@ export {
   TOP_OVER_BASE,
 } from './espeakPitchModel.js';
 export { estimateFormants, type FormantEstimate } from './lpcFormants.js';
-export { measureVoice, type VoiceMeasurement } from './measureVoice.js';
+export {
+  measureVoice,
+  measureVoiceAsync,
+  measureVoiceSteps,
+  type VoiceMeasurement,
+} from './measureVoice.js';
 export {
   pitchStatistics,
   trackPitch,

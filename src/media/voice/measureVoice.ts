@@ -16,14 +16,22 @@ export interface VoiceMeasurement {
 }
 
 /**
- * Measure pitch (YIN at 8 kHz), formants (LPC at 10 kHz), speaking rate and spectral tilt.
- * About 0.15-0.3 s for a 30 s clip on one core; the clip is resampled once per analysis rate.
+ * Measure pitch (YIN at 8 kHz), formants (LPC at 10 kHz), speaking rate and spectral tilt, as a
+ * sequence of steps (each `yield` is a point where a caller may let the event loop run).
+ * About 0.15-0.3 s for a 30 s clip on an idle core; the clip is resampled once per analysis rate.
  */
-export function measureVoice(mono: Float32Array, sampleRate: number): VoiceMeasurement {
+export function* measureVoiceSteps(
+  mono: Float32Array,
+  sampleRate: number,
+): Generator<void, VoiceMeasurement> {
   const pitchSignal =
     sampleRate === PITCH_ANALYSIS_RATE ? mono : resample(mono, sampleRate, PITCH_ANALYSIS_RATE);
-  const track = trackPitch(pitchSignal, PITCH_ANALYSIS_RATE, { threshold: 0.25 });
+  yield;
+  // Statistics settle after ~15 s of speech; beyond that estimate F0 on every n-th frame.
+  const decimate = Math.max(1, Math.round(mono.length / sampleRate / 15));
+  const track = trackPitch(pitchSignal, PITCH_ANALYSIS_RATE, { threshold: 0.25, decimate });
   const pitch = pitchStatistics(track);
+  yield;
 
   // Centres of voiced frames within the octave-error-free band around the median.
   const windowCentreMs = 15;
@@ -36,8 +44,10 @@ export function measureVoice(mono: Float32Array, sampleRate: number): VoiceMeasu
 
   const formantSignal =
     sampleRate === FORMANT_ANALYSIS_RATE ? mono : resample(mono, sampleRate, FORMANT_ANALYSIS_RATE);
+  yield;
   const formants = estimateFormants(formantSignal, FORMANT_ANALYSIS_RATE, voicedTimesMs);
   const rate = measureSpeakingRate(track);
+  const tilt = spectralTiltDbPerOctave(formantSignal, FORMANT_ANALYSIS_RATE, voicedTimesMs);
   return {
     pitch: {
       medianHz: pitch.medianHz,
@@ -47,12 +57,30 @@ export function measureVoice(mono: Float32Array, sampleRate: number): VoiceMeasu
     },
     formants: { f1Hz: formants.f1Hz, f2Hz: formants.f2Hz, f3Hz: formants.f3Hz },
     syllablesPerSecond: rate.syllablesPerSecond,
-    spectralTiltDbPerOctave: spectralTiltDbPerOctave(
-      formantSignal,
-      FORMANT_ANALYSIS_RATE,
-      voicedTimesMs,
-    ),
+    spectralTiltDbPerOctave: tilt,
     voicedSeconds: (pitch.voicedFrames * track.hopMs) / 1000,
     durationSeconds: mono.length / sampleRate,
   };
+}
+
+/** `measureVoiceSteps` run to completion synchronously. */
+export function measureVoice(mono: Float32Array, sampleRate: number): VoiceMeasurement {
+  const steps = measureVoiceSteps(mono, sampleRate);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `measureVoiceSteps` with the event loop let through between steps. */
+export async function measureVoiceAsync(
+  mono: Float32Array,
+  sampleRate: number,
+): Promise<VoiceMeasurement> {
+  const steps = measureVoiceSteps(mono, sampleRate);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

@@ -19,6 +19,11 @@ export interface PitchTrackerOptions {
   maxHz?: number;
   /** YIN absolute threshold on the cumulative-mean-normalised difference. */
   threshold?: number;
+  /**
+   * Estimate F0 on every n-th frame only (others repeat the last estimate; RMS stays per frame).
+   * Long clips need far fewer frames for stable statistics; 1 = every frame.
+   */
+  decimate?: number;
 }
 
 export const PITCH_ANALYSIS_RATE = 8000;
@@ -33,6 +38,7 @@ export function trackPitch(
   const minHz = opts.minHz ?? 60;
   const maxHz = opts.maxHz ?? 500;
   const threshold = opts.threshold ?? 0.15;
+  const decimate = Math.max(1, Math.floor(opts.decimate ?? 1));
   const rate = PITCH_ANALYSIS_RATE;
   const x = sampleRate === rate ? mono : resample(mono, sampleRate, rate);
   const hop = (rate * HOP_MS) / 1000;
@@ -57,6 +63,10 @@ export function trackPitch(
   const diff = new Float64Array(tauMax + 2);
   for (let f = 0; f < frames; f++) {
     if (rms[f]! < gate) continue;
+    if (f % decimate !== 0) {
+      f0[f] = f0[f - 1]!; // repeat the last estimate (0 after an unvoiced or silent frame)
+      continue;
+    }
     const start = f * hop;
     for (let tau = 1; tau <= tauMax + 1; tau++) {
       let d = 0;
