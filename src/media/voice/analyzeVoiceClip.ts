@@ -170,7 +170,7 @@ export async function analyzeVoiceClip(
         100,
       );
       // Keep the median where the corrected base puts it.
-      pitchBaseHz *= medianGain(range) / medianGain(newRange);
+      pitchBaseHz *= medianGain(range, pitchBaseHz) / medianGain(newRange, pitchBaseHz);
       range = newRange;
     }
     settings = normalizeEspeakVoice({

@@ -4,14 +4,16 @@
  * the espeak-ng build in use; see the notes in research/media-core.md, section 3.2):
  *
  *   median F0 ~= base x (1.19 + 0.0036 x range)      (range 0 -> 1.19, 100 -> 1.55)
+ *   ... about 6 % less for low (male) bases: factor 1 - 0.06 x clamp((130 - base) / 50, 0, 1)
  *   p10-p90 spread ~= 0.2 + 0.05 x range semitones   (range 0 -> 0.2, 100 -> 5.2)
  *
  * This is the open-loop first guess; voice building then corrects it by measuring real output.
  */
 export const TOP_OVER_BASE = 1.5;
 
-export function medianGain(range: number): number {
-  return 1.19 + 0.0036 * range;
+export function medianGain(range: number, pitchBaseHz = 130): number {
+  const lowBase = Math.min(1, Math.max(0, (130 - pitchBaseHz) / 50));
+  return (1.19 + 0.0036 * range) * (1 - 0.06 * lowBase);
 }
 
 export function rangeForSpread(spreadSemitones: number): number {
@@ -28,6 +30,8 @@ export function espeakPitchFor(
   spreadSemitones: number,
 ): { pitchBaseHz: number; pitchTopHz: number; range: number } {
   const range = rangeForSpread(spreadSemitones);
-  const pitchBaseHz = medianHz / medianGain(range);
+  // The gain depends a little on the base itself: a few fixed-point steps settle it.
+  let pitchBaseHz = medianHz / medianGain(range);
+  for (let i = 0; i < 4; i++) pitchBaseHz = medianHz / medianGain(range, pitchBaseHz);
   return { pitchBaseHz, pitchTopHz: pitchBaseHz * TOP_OVER_BASE, range };
 }

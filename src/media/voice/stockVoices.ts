@@ -27,7 +27,7 @@ const TARGETS: Record<string, StockTarget> = {
   // Milo: friendly support agent, brisk delivery.
   voice_Milo00000000000000000001: {
     medianHz: 112,
-    spreadSemitones: 4,
+    spreadSemitones: 3.5,
     formantPercent: 98,
     wordsPerMinute: 185,
   },
