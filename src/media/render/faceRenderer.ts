@@ -15,7 +15,11 @@ import {
 } from './spriteAtlas.js';
 
 export interface FaceRenderInput {
-  /** The frame's time on the playout clock, ms. Drives blinks and breathing. */
+  /**
+   * The frame's time on the playout clock, ms. Drives blinks and breathing, so it must keep
+   * advancing in real time during silence too (an audio position that stops while nothing plays
+   * would freeze the idle life).
+   */
   readonly timeMs: number;
   readonly mouth: MouthPose;
   /** The waiting look: lids half down, eyes lowered, slower breathing. */
@@ -92,7 +96,9 @@ class AtlasFaceRenderer implements FaceRenderer {
   }
 
   renderFrame(input: FaceRenderInput): Uint8Array {
-    const idle = this.motion.update(input.timeMs, input.parked);
+    if (!Number.isFinite(input.timeMs))
+      throw new RangeError(`timeMs must be finite, got ${input.timeMs}`);
+    const idle = this.motion.update(input.timeMs, input.parked, input.mouth.openness > 0.05);
 
     // Breathing between two whole-pixel frames, as a blend weight in 1/BLEND_STEPS.
     let level = Math.floor(idle.breath);

@@ -36,6 +36,14 @@ const PARKED: Timing = {
   baseLid: 0.55,
 };
 
+/** While speaking the head moves more often, and the eyes mostly hold the listener's. */
+const SPEAKING_SWAY_EVERY_MS: readonly [number, number] = [900, 2600];
+/** Speech counts as ongoing this long after the mouth last moved (pauses between words). */
+const SPEAKING_HOLD_MS = 600;
+/** Brow raises for emphasis: at the start of speech after a pause, then now and then. */
+const BROW_RAISE_MS: readonly [number, number] = [350, 750];
+const BROW_RAISE_EVERY_MS: readonly [number, number] = [1800, 5000];
+
 /** Lid closing, closed and opening times of a blink (ms): about 200 ms in all, as people do. */
 const BLINK_CLOSE_MS = 70;
 const BLINK_HOLD_MS = 40;
@@ -46,6 +54,9 @@ const GAZE_HOLD_MS: readonly [number, number] = [1200, 3800];
 const SETTLE_MS = 180;
 
 const gazeIndex = (name: GazeName): number => GAZES.findIndex((g) => g.name === name);
+
+type LookDirection = 'center' | 'left' | 'right' | 'down';
+const RAISED = { center: 'center-raised', left: 'left-raised', right: 'right-raised' } as const;
 
 /**
  * Time-driven idle animation: breathing, small head sway, blinks at random natural intervals, gaze
@@ -63,13 +74,18 @@ export class IdleMotion {
   private swayAtMs = 0;
   private gazeAtMs = 0;
   private wasParked = false;
+  private lastSpeechMs = -Infinity;
+  private gazeName: LookDirection = 'center';
+  private browUntilMs = -Infinity;
+  private browAtMs = Infinity;
 
   constructor(seed: number) {
     this.random = mulberry32(seed);
     this.phase = this.random();
   }
 
-  update(timeMs: number, parked: boolean): IdleState {
+  /** `mouthMoving`: the mouth is open in this frame (speech), which livens head and gaze. */
+  update(timeMs: number, parked: boolean, mouthMoving = false): IdleState {
     const timing = parked ? PARKED : ACTIVE;
     if (this.lastMs === undefined || timeMs < this.lastMs) {
       // First frame, or the clock went back: start the schedules from here.
@@ -79,8 +95,21 @@ export class IdleMotion {
       this.gazeAtMs = timeMs + this.between(GAZE_HOLD_MS);
       this.baseLid = timing.baseLid;
       this.wasParked = parked;
+      this.gazeName = parked ? 'down' : 'center';
     }
     const dt = Math.min(1000, timeMs - this.lastMs);
+    const wasSpeaking = !parked && timeMs - dt - this.lastSpeechMs < SPEAKING_HOLD_MS;
+    if (mouthMoving) this.lastSpeechMs = timeMs;
+    const speaking = !parked && timeMs - this.lastSpeechMs < SPEAKING_HOLD_MS;
+    if (speaking && !wasSpeaking) {
+      // Speech starts: often with lifted brows, as people do when they begin to talk.
+      this.browAtMs = timeMs + (this.random() < 0.6 ? 0 : this.between(BROW_RAISE_EVERY_MS));
+    }
+    if (!speaking) this.browAtMs = Infinity;
+    if (timeMs >= this.browAtMs) {
+      this.browUntilMs = timeMs + this.between(BROW_RAISE_MS);
+      this.browAtMs = timeMs + this.between(BROW_RAISE_EVERY_MS);
+    }
     this.lastMs = timeMs;
     const settle = 1 - Math.exp(-dt / SETTLE_MS);
 
@@ -90,17 +119,17 @@ export class IdleMotion {
 
     if (parked !== this.wasParked) {
       this.wasParked = parked;
-      this.state.gaze = parked ? gazeIndex('down') : gazeIndex('center');
+      this.gazeName = parked ? 'down' : 'center';
       this.gazeAtMs = timeMs + this.between(GAZE_HOLD_MS);
     }
     if (timeMs >= this.gazeAtMs) {
-      this.state.gaze = parked ? gazeIndex('down') : this.pickGaze();
+      this.gazeName = parked ? 'down' : this.pickGaze(speaking);
       this.gazeAtMs = timeMs + this.between(GAZE_HOLD_MS);
     }
     if (timeMs >= this.swayAtMs) {
       const r = this.random();
       this.state.sway = parked ? 1 : r < 0.3 ? 0 : r < 0.7 ? 1 : 2;
-      this.swayAtMs = timeMs + this.between(timing.swayEveryMs);
+      this.swayAtMs = timeMs + this.between(speaking ? SPEAKING_SWAY_EVERY_MS : timing.swayEveryMs);
     }
 
     this.baseLid += (timing.baseLid - this.baseLid) * settle;
@@ -114,12 +143,17 @@ export class IdleMotion {
       }
     }
     this.state.lid = Math.max(this.baseLid, blink);
+    const raised = !parked && this.gazeName !== 'down' && timeMs < this.browUntilMs;
+    this.state.gaze = gazeIndex(
+      raised ? RAISED[this.gazeName as Exclude<LookDirection, 'down'>] : this.gazeName,
+    );
     return this.state;
   }
 
-  private pickGaze(): number {
+  private pickGaze(speaking: boolean): LookDirection {
     const r = this.random();
-    return r < 0.56 ? gazeIndex('center') : r < 0.78 ? gazeIndex('left') : gazeIndex('right');
+    if (speaking) return r < 0.8 ? 'center' : r < 0.9 ? 'left' : 'right';
+    return r < 0.56 ? 'center' : r < 0.78 ? 'left' : 'right';
   }
 
   private between([lo, hi]: readonly [number, number]): number {

@@ -21,12 +21,18 @@ export const BREATH_LEVELS = 4;
 export const SWAY_OFFSETS = [-1, 0, 1] as const;
 /** Upper-lid positions drawn for the eye sprites (0 open, 1 closed). */
 export const LID_LEVELS = [0, 0.2, 0.4, 0.55, 0.7, 0.85, 1] as const;
-/** Gaze directions drawn for the eye sprites; `down` is the parked look. */
+/**
+ * Gaze directions drawn for the eye sprites; `down` is the parked look, the `-raised` ones lift the
+ * brows (emphasis while speaking).
+ */
 export const GAZES = [
   { name: 'center', x: 0, y: 0, browDrop: 0 },
   { name: 'left', x: -1, y: 0.1, browDrop: 0 },
   { name: 'right', x: 1, y: 0.1, browDrop: 0 },
   { name: 'down', x: 0.15, y: 1, browDrop: 2.5 },
+  { name: 'center-raised', x: 0, y: -0.1, browDrop: -3.5 },
+  { name: 'left-raised', x: -1, y: 0, browDrop: -3.5 },
+  { name: 'right-raised', x: 1, y: 0, browDrop: -3.5 },
 ] as const;
 export type GazeName = (typeof GAZES)[number]['name'];
 /** Openness levels per viseme (level 0 is the shared rest mouth). */
