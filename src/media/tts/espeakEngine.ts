@@ -34,9 +34,14 @@ function espeakRequest(
   text: string,
   settings: EspeakVoiceSettings,
 ): RawSynthesisRequest | undefined {
-  // Control characters confuse espeak's text position counting; they are never spoken anyway.
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, ' ');
+  // This espeak-ng build parses SSML. Caller text is plain text: markup must not reach it (a
+  // `<break time="3600s"/>` would synthesize an hour of silence), so `<`, `>` and entity
+  // ampersands become spaces. Control characters go too. Replacements are one character for one,
+  // so espeak's text positions still index the caller's text.
+  const clean = text
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f<>]/g, ' ')
+    .replace(/&(?=#?\w+;)/g, ' ');
   if (clean.trim() === '') return undefined;
   const voice = normalizeEspeakVoice(settings);
   const variantName = espeakVariantName(voice);

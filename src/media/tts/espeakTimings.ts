@@ -104,14 +104,32 @@ export function espeakTimings(
     rawWords.push({ cpStart, cpEnd, startMs: event.audio_position, endMs });
   });
 
+  // espeak's word lengths are unreliable around apostrophes, digit groups and long words
+  // ("It's" -> 2, "1,000,000" -> 2, 31 characters at most): extend each word over the rest of
+  // its token (letters, digits, marks, and inner punctuation followed by one of those), up to
+  // the next word.
+  const TOKEN = /[\p{L}\p{N}\p{M}]/u;
+  const INNER = /[,.'’\-_:/@]/u;
+  const starts = rawWords.map((w) => offsets[w.cpStart]!);
   const words: WordTiming[] = [];
-  for (const w of rawWords) {
-    let charStart = offsets[w.cpStart]!;
+  rawWords.forEach((w, index) => {
+    let charStart = starts[index]!;
     let charEnd = offsets[w.cpEnd]!;
+    const limit = starts[index + 1] ?? text.length;
+    while (charEnd < limit) {
+      if (TOKEN.test(text[charEnd]!)) charEnd++;
+      else if (
+        INNER.test(text[charEnd]!) &&
+        charEnd + 1 < limit &&
+        TOKEN.test(text[charEnd + 1]!)
+      ) {
+        charEnd += 2;
+      } else break;
+    }
     while (charEnd > charStart + 1 && TRAILING_JUNK.test(text[charEnd - 1]!)) charEnd--;
     while (charStart < charEnd - 1 && LEADING_JUNK.test(text[charStart]!)) charStart++;
     const wordText = text.slice(charStart, charEnd);
-    if (wordText.trim() === '') continue;
+    if (wordText.trim() === '') return;
     const startMs = at(w.startMs);
     words.push({
       text: wordText,
@@ -120,7 +138,7 @@ export function espeakTimings(
       charStart,
       charEnd,
     });
-  }
+  });
 
   // Phonemes: an empty phoneme id is espeak's pause marker; it bounds the phoneme before it.
   const phonemes: PhonemeTiming[] = [];

@@ -97,6 +97,28 @@ describe('EspeakEngine', () => {
     expect(out.words.at(-1)!.text).toBe('okay');
   });
 
+  it('keeps whole tokens as words: apostrophes, digit groups, long words', async () => {
+    const text = "It's 1,000,000 o'clock, supercalifragilisticexpialidocious!";
+    const out = await engine.synthesize(text, voice);
+    expect(out.words.map((w) => w.text)).toEqual([
+      "It's",
+      '1,000,000',
+      "o'clock",
+      'supercalifragilisticexpialidocious',
+    ]);
+  });
+
+  it('treats markup as plain text: SSML in caller text cannot inject pauses', async () => {
+    const out = await engine.synthesize('one <break time="30s"/> two', voice);
+    expect(out.pcm.length / out.sampleRate).toBeLessThan(5);
+    expect(out.words.map((w) => w.text)).toContain('two');
+    const hearts = await engine.synthesize('I <3 you &amp; me', voice);
+    for (const w of hearts.words) {
+      expect('I <3 you &amp; me'.slice(w.charStart, w.charEnd)).toBe(w.text);
+    }
+    expect(hearts.words.map((w) => w.text)).toContain('you');
+  });
+
   it('applies the voice: a female stock voice is about an octave-ish higher than a male one', async () => {
     const ada = await engine.synthesize(
       SENTENCE,
