@@ -6,7 +6,8 @@ import {
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { DevServer } from '../../src/devserver/index.js';
+import { pino } from 'pino';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
 import {
   analyseAudio,
@@ -52,6 +53,30 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       console.log(`connect() took ${connectMs} ms`);
     } finally {
       await client.disconnect();
+    }
+  });
+
+  it('advertises only the node address, on a port from the configured UDP range', async () => {
+    const ranged = await startDevServer({
+      port: 0,
+      host: address,
+      nodeIp: address,
+      udpPortRange: [41000, 41100],
+      logger: pino({ level: 'warn' }),
+    });
+    const client = await connect(ranged, 'range-room', 'alice');
+    try {
+      const participant = ranged.rooms.get('range-room')!.participant('alice')!;
+      const candidates = participant.subscriber!.pc.iceTransports.flatMap((t) => t.localCandidates);
+      expect(candidates.length).toBeGreaterThan(0);
+      for (const candidate of candidates) {
+        expect(candidate.ip).toBe(address);
+        expect(candidate.port).toBeGreaterThanOrEqual(41000);
+        expect(candidate.port).toBeLessThanOrEqual(41100);
+      }
+    } finally {
+      await client.disconnect();
+      await ranged.close();
     }
   });
 
