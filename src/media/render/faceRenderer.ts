@@ -1,7 +1,8 @@
 import { visemeIndex, type MouthPose } from '../lipsync/viseme.js';
 import { EYE_RECT, FRAME_HEIGHT, FRAME_WIDTH, MOUTH_RECT, type Rect } from './faceGeometry.js';
-import { i420PlaneOffsets, i420Size } from './i420.js';
+import { i420Size } from './i420.js';
 import { IdleMotion } from './idleMotion.js';
+import { pasteSprite } from './spriteSet.js';
 import {
   avatarAtlas,
   BLEND_SHIFT,
@@ -72,9 +73,6 @@ export function prepareAvatar(avatarId: string): { buildMs: number; bytes: numbe
   return { buildMs: atlas.buildMs, bytes: atlas.bytes };
 }
 
-const UV = i420PlaneOffsets(FRAME_WIDTH, FRAME_HEIGHT);
-const CHROMA_WIDTH = FRAME_WIDTH >> 1;
-
 class AtlasFaceRenderer implements FaceRenderer {
   readonly width = FRAME_WIDTH;
   readonly height = FRAME_HEIGHT;
@@ -137,8 +135,8 @@ class AtlasFaceRenderer implements FaceRenderer {
     // The face moves with the head: sway sideways, breathing upwards.
     const dx = SWAY_OFFSETS[idle.sway] ?? 0;
     const dy = -(level + (step * 2 >= BLEND_STEPS ? 1 : 0));
-    paste(out, this.atlas.eyes[eye] as Uint8Array, EYE_RECT, dx, dy);
-    paste(out, this.atlas.mouths[mouth] as Uint8Array, MOUTH_RECT, dx, dy);
+    pasteSprite(out, this.atlas.eyes, eye, dx, dy);
+    pasteSprite(out, this.atlas.mouths, mouth, dx, dy);
     return out;
   }
 }
@@ -164,35 +162,5 @@ function applyBlend(
   for (let i = 0; i < index.length; i++) {
     const k = index[i] as number;
     out[k] = (out[k] as number) + (((delta[i] as number) * step + half) >> BLEND_SHIFT);
-  }
-}
-
-/**
- * Copies an I420 sprite of `rect`'s size into the frame at rect + (dx, dy). Chroma goes to the
- * nearest chroma position; an odd offset shifts colour by half a chroma sample, which is not
- * visible on skin.
- */
-function paste(out: Uint8Array, sprite: Uint8Array, rect: Rect, dx: number, dy: number): void {
-  const { width: w, height: h } = rect;
-  const x = rect.x + dx;
-  const y = rect.y + dy;
-  for (let j = 0; j < h; j++) {
-    const src = j * w;
-    const dst = (y + j) * FRAME_WIDTH + x;
-    for (let i = 0; i < w; i++) out[dst + i] = sprite[src + i] as number;
-  }
-  const cw = w >> 1;
-  const ch = h >> 1;
-  const cx = x >> 1;
-  const cy = y >> 1;
-  const uSrc = w * h;
-  const vSrc = uSrc + cw * ch;
-  for (let j = 0; j < ch; j++) {
-    const dstRow = (cy + j) * CHROMA_WIDTH + cx;
-    const srcRow = j * cw;
-    for (let i = 0; i < cw; i++) {
-      out[UV.u + dstRow + i] = sprite[uSrc + srcRow + i] as number;
-      out[UV.v + dstRow + i] = sprite[vSrc + srcRow + i] as number;
-    }
   }
 }

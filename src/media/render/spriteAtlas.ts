@@ -14,6 +14,7 @@ import { EYE_RECT, FRAME_HEIGHT, FRAME_WIDTH, MOUTH_RECT, type Rect } from './fa
 import { rasterToI420 } from './i420.js';
 import { mouthShape } from './mouthShape.js';
 import { Raster } from './raster.js';
+import { spriteSet, type SpriteSet } from './spriteSet.js';
 
 /** Breathing lifts the figure 0..BREATH_LEVELS-1 pixels; frames in between are blended. */
 export const BREATH_LEVELS = 4;
@@ -62,10 +63,10 @@ export interface AvatarAtlas {
   readonly poses: readonly Uint8Array[];
   /** blends[breath * SWAY_OFFSETS.length + sway]: from breath level b to b + 1. */
   readonly blends: readonly PoseBlend[];
-  /** eyes[gaze * LID_LEVELS.length + lid]: an EYE_RECT-sized I420 sprite. */
-  readonly eyes: readonly Uint8Array[];
-  /** mouths[0] is rest; mouths[1 + (viseme - 1) * (MOUTH_LEVELS - 1) + level - 1] otherwise. */
-  readonly mouths: readonly Uint8Array[];
+  /** Eye sprites (EYE_RECT), index gaze * LID_LEVELS.length + lid. */
+  readonly eyes: SpriteSet;
+  /** Mouth sprites (MOUTH_RECT), index from `mouthSpriteIndex`. */
+  readonly mouths: SpriteSet;
   readonly buildMs: number;
   readonly bytes: number;
 }
@@ -148,7 +149,15 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
   const bytes =
     [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
     blends.reduce((n, b) => n + b.index.byteLength + b.delta.byteLength, 0);
-  return { avatarId, poses, blends, eyes, mouths, buildMs: performance.now() - started, bytes };
+  return {
+    avatarId,
+    poses,
+    blends,
+    eyes: spriteSet(EYE_RECT, eyes),
+    mouths: spriteSet(MOUTH_RECT, mouths),
+    buildMs: performance.now() - started,
+    bytes,
+  };
 }
 
 function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {
