@@ -15,6 +15,7 @@ import {
   ServerInfo_Edition,
   SessionDescription,
   SignalTarget,
+  TrackSubscribed,
   TrackUnpublishedResponse,
   TrickleRequest,
   type ParticipantPermission,
@@ -309,9 +310,17 @@ export class Room extends EventEmitter<RoomEvents> {
   subscribe(subscriber: Participant, publisher: Participant, track: PublishedTrack): void {
     if (subscriber.subscriptions.has(track.sid) || !subscriber.subscriber) return;
     if (!subscriber.permission.canSubscribe) return;
+    const firstSubscriber = track.subscriberSids.length === 0;
     const downTrack = subscriber.subscriber.addTrack(publisher.sid, track);
     track.addDownTrack(subscriber.sid, downTrack);
     subscriber.subscriptions.set(track.sid, downTrack);
+    // SDKs use this to know someone listens (LocalTrackSubscribed, pre-connect audio buffer).
+    if (firstSubscriber) {
+      publisher.send({
+        case: 'trackSubscribed',
+        value: new TrackSubscribed({ trackSid: track.sid }),
+      });
+    }
   }
 
   unsubscribe(subscriber: Participant, trackSid: string): void {

@@ -93,10 +93,12 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       RoomEvent.TrackSubscribed,
       (track) => track.kind === TrackKind.KIND_VIDEO,
     );
+    const listened = waitForEvent(publisher, RoomEvent.LocalTrackSubscribed);
     const sine = await publishSine(publisher);
     const bar = await publishMovingBar(publisher);
     try {
       const [[audioTrack, , from], [videoTrack]] = await Promise.all([audioArrived, videoArrived]);
+      await listened;
       expect(from.identity).toBe('alice');
       const [audio, video] = await Promise.all([
         analyseAudio(audioTrack, 2_000),
