@@ -1,6 +1,11 @@
 import decode, { type AudioData, type StreamDecoder } from 'audio-decode';
-import { UnreadableAudioError, UnsupportedAudioError } from './audioDecodeError.js';
+import {
+  AudioTooLongError,
+  UnreadableAudioError,
+  UnsupportedAudioError,
+} from './audioDecodeError.js';
 import { sniffAudioFormat, type AudioFormat, type SniffedFormat } from './audioFormat.js';
+import { mp4DeclaredDurationMs } from './mp4Duration.js';
 import { downmixToMono } from './pcmConversion.js';
 import { decodeRawPcm, parseRawPcmType } from './rawPcm.js';
 
@@ -21,7 +26,15 @@ export interface DecodeAudioOptions {
    * has no magic bytes; every other format is identified from its bytes.
    */
   contentType?: string;
+  /**
+   * Refuse audio longer than this with AudioTooLongError. Checked while decoding (and from the
+   * header for m4a), so a small file that expands to hours of PCM is stopped early.
+   */
+  maxDurationMs?: number;
 }
+
+/** Bytes handed to a streaming decoder at a time, so the duration limit is checked as it goes. */
+const FEED_BYTES = 64 * 1024;
 
 function decoderFor(sniffed: SniffedFormat): () => Promise<StreamDecoder> {
   switch (sniffed.format) {
@@ -76,6 +89,7 @@ function describe(error: unknown): string {
  * when they are but nothing can be decoded. A file truncated mid-stream decodes to whatever
  * complete frames it holds (the decoders are streaming decoders), which is the useful behaviour
  * for a clip cut short by an upload limit; it is only unreadable when no audio comes out at all.
+ * AudioTooLongError past `maxDurationMs`.
  */
 export async function decodeAudio(
   bytes: Uint8Array,
@@ -89,6 +103,10 @@ export async function decodeAudio(
   if (rawType) {
     format = 'pcm';
     sampleRate = rawType.sampleRate;
+    const frames = Math.floor(bytes.length / (2 * rawType.channels));
+    if ((frames / sampleRate) * 1000 > (opts.maxDurationMs ?? Infinity)) {
+      throw new AudioTooLongError(opts.maxDurationMs!);
+    }
     channelData = decodeRawPcm(bytes, rawType);
   } else {
     if (bytes.length === 0) throw new UnreadableAudioError('empty audio body');
@@ -99,13 +117,32 @@ export async function decodeAudio(
       );
     }
     format = sniffed.format;
+    const limitMs = opts.maxDurationMs ?? Infinity;
+    if (format === 'm4a') {
+      const declared = mp4DeclaredDurationMs(bytes);
+      if (declared !== undefined && declared > limitMs) throw new AudioTooLongError(limitMs);
+    }
     const parts: AudioData[] = [];
+    let decodedFrames = 0;
+    const keep = (part: AudioData) => {
+      parts.push(part);
+      decodedFrames += part.channelData[0]?.length ?? 0;
+      if (part.sampleRate > 0 && (decodedFrames / part.sampleRate) * 1000 > limitMs) {
+        throw new AudioTooLongError(limitMs);
+      }
+    };
     let decoder: StreamDecoder | undefined;
     try {
       decoder = await decoderFor(sniffed)();
-      parts.push(await decoder(bytes));
-      parts.push(await decoder());
+      for (let offset = 0; offset < bytes.length; offset += FEED_BYTES) {
+        keep(await decoder(bytes.subarray(offset, offset + FEED_BYTES)));
+      }
+      keep(await decoder());
     } catch (error) {
+      if (error instanceof AudioTooLongError) {
+        decoder?.free();
+        throw error;
+      }
       // A stream decoder frees itself on error; anything decoded before the error is kept only
       // when there is some, otherwise the file is unreadable.
       if (parts.length === 0 || parts.every((p) => p.channelData.length === 0)) {
@@ -128,6 +165,9 @@ export async function decodeAudio(
     }
   }
   if (!finite) throw new UnreadableAudioError(`${format} audio decoded to invalid samples`);
+  if ((mono.length / sampleRate) * 1000 > (opts.maxDurationMs ?? Infinity)) {
+    throw new AudioTooLongError(opts.maxDurationMs!);
+  }
   return {
     format,
     sampleRate,

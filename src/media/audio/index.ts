@@ -1,5 +1,6 @@
 export {
   AudioDecodeError,
+  AudioTooLongError,
   UnreadableAudioError,
   UnsupportedAudioError,
   type AudioDecodeErrorCode,
@@ -11,6 +12,7 @@ export {
   type SniffedFormat,
 } from './audioFormat.js';
 export { decodeAudio, type DecodeAudioOptions, type DecodedAudio } from './decodeAudio.js';
+export { mp4DeclaredDurationMs } from './mp4Duration.js';
 export { downmixToMono, fromInt16, toInt16 } from './pcmConversion.js';
 export { parseRawPcmType, decodeRawPcm, type RawPcmType } from './rawPcm.js';
 export { resample, StreamingResampler } from './resample.js';

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   AudioDecodeError,
+  AudioTooLongError,
   decodeAudio,
+  mp4DeclaredDurationMs,
   UnreadableAudioError,
   UnsupportedAudioError,
   type AudioFormat,
@@ -95,6 +97,49 @@ describe('decodeAudio', () => {
     const decoded = await decodeAudio(bytes.subarray(0, bytes.length >> 1));
     expect(decoded.durationMs).toBeGreaterThan(1200);
     expect(decoded.durationMs).toBeLessThan(2000);
+  });
+});
+
+describe('decodeAudio duration limit', () => {
+  it('refuses audio over maxDurationMs with AudioTooLongError (422 clip_too_long) in every format', async () => {
+    for (const c of cases) {
+      const error = await decodeAudio(fixture(c.file), { maxDurationMs: c.ms - 300 }).catch(
+        (e: unknown) => e,
+      );
+      expect(error, c.file).toBeInstanceOf(AudioTooLongError);
+      expect((error as AudioTooLongError).code).toBe('clip_too_long');
+      expect((error as AudioTooLongError).status).toBe(422);
+      const ok = await decodeAudio(fixture(c.file), { maxDurationMs: c.ms + 300 });
+      expect(ok.durationMs).toBeGreaterThan(0);
+    }
+  });
+
+  it('stops a 10 KB file that expands to 10 minutes before decoding it all', async () => {
+    const bomb = fixture('silence-10min.flac');
+    expect(bomb.length).toBeLessThan(12_000);
+    const started = performance.now();
+    await expect(decodeAudio(bomb, { maxDurationMs: 60_000 })).rejects.toBeInstanceOf(
+      AudioTooLongError,
+    );
+    const limited = performance.now() - started;
+    const full = await decodeAudio(bomb);
+    expect(full.durationMs).toBe(600_000);
+    // It gave up early: far less work than the full decode would take.
+    expect(limited).toBeLessThan(1000);
+  });
+
+  it('reads the declared duration of an m4a without decoding it', () => {
+    expect(mp4DeclaredDurationMs(fixture('speech.m4a'))).toBeCloseTo(3252, -1);
+    expect(mp4DeclaredDurationMs(fixture('speech.mp3'))).toBeUndefined();
+  });
+
+  it('applies the limit to raw PCM from its length', async () => {
+    await expect(
+      decodeAudio(new Uint8Array(32000), {
+        contentType: 'audio/L16;rate=16000',
+        maxDurationMs: 500,
+      }),
+    ).rejects.toBeInstanceOf(AudioTooLongError);
   });
 });
 
