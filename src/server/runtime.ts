@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
-import { NoMediaCore } from '../media/noMediaCore.js';
 import type { MediaCore } from '../media/mediaCore.js';
+import { LiveKitMediaCore } from '../media/session/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
 import { createApp } from './app.js';
 import type { ServerConfig } from './config.js';
@@ -28,7 +28,7 @@ export interface VisageServer {
 
 export interface StartOptions {
   log?: Logger;
-  /** The media core; defaults to the one this build ships. */
+  /** The media core; default: avatars in LiveKit rooms (`LiveKitMediaCore`). */
   media?: MediaCore;
 }
 
@@ -44,7 +44,9 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     store = await Store.openEmbedded(config.dataDir);
     const orphans = await store.endLiveSessionsOnNode(config.nodeId, 'shutdown');
     if (orphans > 0) log.warn({ count: orphans }, 'ended sessions left live by a previous run');
-    const media = options.media ?? new NoMediaCore(log);
+    const media =
+      options.media ??
+      (await LiveKitMediaCore.create({ log, agentAbsenceMs: config.limits.agentAbsenceMs }));
     const sessions = new SessionManager({
       store,
       media,

@@ -62,7 +62,7 @@ describe('meta', () => {
   it('serves /healthz and the OpenAPI document without a key', async () => {
     const health = await server.call('GET', '/healthz', { auth: null });
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', media: 'none' });
+    expect(await health.json()).toMatchObject({ status: 'ok', media: 'detached' });
     const doc = (await (await server.call('GET', '/v1/openapi.json', { auth: null })).json()) as {
       openapi: string;
       paths: Record<string, Record<string, unknown>>;

@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { DetachedMediaCore } from './detachedMedia.js';
 import { LIVEKIT_FOR_TESTS } from './testServer.js';
 
 const dataDir = process.argv[2]!;
@@ -22,7 +23,7 @@ const server = await startVisage(
     livekit: LIVEKIT_FOR_TESTS,
     version: 'test',
   },
-  { log: pino({ level: 'silent' }) },
+  { log: pino({ level: 'silent' }), media: new DetachedMediaCore() },
 );
 const { secret } = await keyAdmin.create(server.store, 'crash', 1);
 const res = await fetch(`${server.url}/v1/sessions`, {

@@ -4,6 +4,7 @@ import { ID_PREFIXES, newSecretKey } from '../../src/api/index.js';
 import { DEFAULT_LIMITS, type Limits, type ServerConfig } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
 import { startVisage, type StartOptions, type VisageServer } from '../../src/server/runtime.js';
+import { DetachedMediaCore } from './detachedMedia.js';
 import { copyTemplate } from './templateDatabase.js';
 
 export interface TestServer extends VisageServer {
@@ -54,7 +55,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       version: 'test',
       ...opts.config,
     },
-    { log: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'silent' }), ...opts.start },
+    {
+      log: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'silent' }),
+      media: new DetachedMediaCore(),
+      ...opts.start,
+    },
   );
   const newKey = async (cap = opts.cap ?? 3) => {
     const created = await keyAdmin.create(server.store, 'test', cap);

@@ -1,0 +1,85 @@
+import type { Room } from '@livekit/rtc-node';
+import type { Logger } from 'pino';
+import { ID_PREFIXES, newId } from '../../api/ids.js';
+import type { SpeechPlayer } from './speechPlayer.js';
+import { streamedUtterance } from './utteranceSources.js';
+
+/**
+ * The receiving side of LiveKit's standard avatar protocol, which agents-js and the Python agents
+ * speak (`voice.DataStreamAudioOutput`): the agent streams its TTS audio as a byte stream on
+ * `lk.audio_stream` (attributes `sample_rate`, `num_channels`; one stream per segment, 16-bit
+ * PCM), calls RPC `lk.clear_buffer` to interrupt, and we call `lk.playback_started` and
+ * `lk.playback_finished` ({ playback_position, interrupted, synchronized_transcript }) back.
+ * Every segment gets exactly one `lk.playback_finished`, dropped ones included.
+ */
+export const AUDIO_STREAM_TOPIC = 'lk.audio_stream';
+export const RPC_CLEAR_BUFFER = 'lk.clear_buffer';
+export const RPC_PLAYBACK_STARTED = 'lk.playback_started';
+export const RPC_PLAYBACK_FINISHED = 'lk.playback_finished';
+
+export function attachAvatarProtocol(room: Room, player: SpeechPlayer, log: Logger): void {
+  const local = room.localParticipant!;
+  const rpc = (identity: string, method: string, payload: string) =>
+    local
+      .performRpc({ destinationIdentity: identity, method, payload, responseTimeout: 5_000 })
+      .catch((err: unknown) => log.warn({ err, method, identity }, 'avatar protocol RPC failed'));
+
+  room.registerByteStreamHandler(AUDIO_STREAM_TOPIC, (reader, { identity }) => {
+    const attrs = reader.info.attributes ?? {};
+    const sampleRate = Number(attrs.sample_rate ?? 48_000);
+    const channels = Number(attrs.num_channels ?? 1);
+    if (!(sampleRate >= 8_000 && sampleRate <= 96_000) || !(channels >= 1 && channels <= 8)) {
+      log.warn({ identity, sampleRate, channels }, 'lk.audio_stream with unusable attributes');
+      return;
+    }
+    const id = newId(ID_PREFIXES.utterance);
+    log.debug({ identity, utterance_id: id, sampleRate, channels }, 'agent audio stream');
+    player.enqueue(
+      streamedUtterance(id, monoPcm(reader, channels), sampleRate, {
+        onStarted: () => void rpc(identity, RPC_PLAYBACK_STARTED, '{}'),
+        onFinished: (o) =>
+          void rpc(
+            identity,
+            RPC_PLAYBACK_FINISHED,
+            JSON.stringify({
+              playback_position: o.playedMs / 1000,
+              interrupted: o.interrupted,
+              synchronized_transcript: null,
+            }),
+          ),
+      }),
+    );
+  });
+
+  local.registerRpcMethod(RPC_CLEAR_BUFFER, async (data) => {
+    const r = player.interrupt();
+    log.debug({ caller: data.callerIdentity, ...r }, 'lk.clear_buffer');
+    return 'ok';
+  });
+}
+
+/** 16-bit little-endian interleaved PCM chunks -> mono float, carrying split samples over. */
+async function* monoPcm(chunks: AsyncIterable<Uint8Array>, channels: number) {
+  const frameBytes = 2 * channels;
+  let carry = new Uint8Array(0);
+  for await (const chunk of chunks) {
+    const bytes = carry.length ? concat(carry, chunk) : chunk;
+    const frames = Math.floor(bytes.length / frameBytes);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const out = new Float32Array(frames);
+    for (let f = 0; f < frames; f++) {
+      let sum = 0;
+      for (let c = 0; c < channels; c++) sum += view.getInt16((f * channels + c) * 2, true);
+      out[f] = sum / channels / 32768;
+    }
+    carry = bytes.slice(frames * frameBytes);
+    if (frames > 0) yield out;
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

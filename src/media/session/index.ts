@@ -1,0 +1,8 @@
+export { LiveKitMediaCore, type LiveKitMediaCoreOptions } from './liveKitMediaCore.js';
+export { CHAT_TOPIC, TRANSCRIPTION_TOPIC, type ChatMessage } from './chatPublisher.js';
+export {
+  AUDIO_STREAM_TOPIC,
+  RPC_CLEAR_BUFFER,
+  RPC_PLAYBACK_FINISHED,
+  RPC_PLAYBACK_STARTED,
+} from './avatarProtocol.js';

@@ -1,0 +1,244 @@
+import type { Logger } from 'pino';
+import { toInt16 } from '../audio/index.js';
+import {
+  AudioMouthTracker,
+  MouthSchedule,
+  REST_POSE,
+  visemeTimeline,
+  type MouthPose,
+} from '../lipsync/index.js';
+import type { AudioSink } from './audioSink.js';
+import type { PlayoutClock } from './playoutClock.js';
+import { OUTPUT_RATE, type Utterance, type UtteranceOutcome } from './utterance.js';
+
+/** What listeners hear about, timed to playout (not to synthesis). */
+export interface PlayerEvents {
+  started(u: Utterance): void;
+  /** More of the text was heard: `heardText` is the utterance's text up to the last heard word. */
+  progress(u: Utterance, heardText: string): void;
+  finished(u: Utterance, outcome: UtteranceOutcome): void;
+  speakingChanged(speaking: boolean): void;
+}
+
+/** 50 ms frames: cheap for the FFI (20 ms frames cost twice the CPU), fine for interrupts. */
+const FRAME_SAMPLES = OUTPUT_RATE / 20;
+/** How often playout-timed events are checked. */
+const TICK_MS = 20;
+
+interface Playing {
+  u: Utterance;
+  abort: AbortController;
+  /** Playout time of the first sample; null until audio was pushed. */
+  startMs: number | null;
+  /** Heard so far (UTF-16 offset into the text). */
+  heardChars: number;
+  started: boolean;
+  done: boolean;
+}
+
+interface TimedEvent {
+  atMs: number;
+  owner: Playing;
+  run: () => void;
+}
+
+/**
+ * The avatar's voice: a queue of utterances played one after another into the audio sink, with
+ * the mouth (phoneme timelines, or the audio itself) and the progress events on the same playout
+ * clock. `interrupt` stops at once: the sink is cleared, the mouth closes, queued utterances are
+ * dropped, and the current one finishes with only what was heard.
+ */
+export class SpeechPlayer {
+  private queue: Utterance[] = [];
+  private current: Playing | null = null;
+  private running = false;
+  private speakingNow = false;
+  private events: TimedEvent[] = [];
+  private ticker: NodeJS.Timeout | undefined;
+  private readonly schedule = new MouthSchedule();
+  private readonly tracker = new AudioMouthTracker();
+  private closed = false;
+
+  constructor(
+    private readonly sink: AudioSink,
+    private readonly clock: PlayoutClock,
+    private readonly listeners: PlayerEvents,
+    private readonly log: Logger,
+  ) {}
+
+  get speaking(): boolean {
+    return this.speakingNow;
+  }
+
+  enqueue(u: Utterance): void {
+    if (this.closed) return;
+    this.queue.push(u);
+    if (!this.running) void this.run();
+  }
+
+  /** The mouth at playout time `tMs`. */
+  poseAt(tMs: number): MouthPose {
+    const pose = this.schedule.poseAt(tMs);
+    return pose !== REST_POSE ? pose : this.tracker.poseAt(tMs);
+  }
+
+  interrupt(): { interrupted: boolean; droppedUtterances: number } {
+    const dropped = this.queue.splice(0);
+    const cur = this.current;
+    this.current = null;
+    cur?.abort.abort();
+    const at = this.clock.cut();
+    this.sink.clear();
+    this.schedule.cut(at);
+    this.tracker.truncate(at);
+    this.events = [];
+    if (cur) this.finish(cur, true, at);
+    for (const u of dropped) {
+      u.onFinished?.({ interrupted: true, playedMs: 0, heardText: '' });
+    }
+    this.updateSpeaking();
+    return { interrupted: cur !== null, droppedUtterances: dropped.length };
+  }
+
+  close(): void {
+    this.interrupt();
+    this.closed = true;
+    clearInterval(this.ticker);
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      for (let u = this.queue.shift(); u && !this.closed; u = this.queue.shift()) {
+        await this.play(u);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async play(u: Utterance): Promise<void> {
+    const p: Playing = {
+      u,
+      abort: new AbortController(),
+      startMs: null,
+      heardChars: 0,
+      started: false,
+      done: false,
+    };
+    this.current = p;
+    const signal = p.abort.signal;
+    try {
+      for await (const chunk of u.chunks(signal)) {
+        if (signal.aborted) break;
+        const chunkStart = this.clock.endMs;
+        if (p.startMs === null) {
+          p.startMs = chunkStart;
+          this.at(chunkStart, p, () => this.start(p));
+        }
+        if (chunk.phonemes && chunk.phonemes.length > 0) {
+          this.schedule.place(visemeTimeline(chunk.phonemes), chunkStart);
+        } else {
+          this.tracker.push(chunk.pcm, OUTPUT_RATE, chunkStart);
+        }
+        for (const w of chunk.words ?? []) {
+          this.at(chunkStart + w.startMs, p, () => {
+            p.heardChars = Math.max(p.heardChars, w.charEnd);
+            this.listeners.progress(u, this.heardText(p));
+          });
+        }
+        await this.push(chunk.pcm, signal);
+      }
+    } catch (err) {
+      if (!signal.aborted) this.log.error({ err, utterance_id: u.id }, 'utterance failed');
+    }
+    if (signal.aborted || p.done) return;
+    // Everything is pushed: finish when playout reaches its end.
+    const end = this.clock.endMs;
+    await new Promise<void>((resolve) => {
+      if (p.startMs === null) return resolve();
+      this.at(end, p, resolve);
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    if (!signal.aborted && !p.done) {
+      this.current = null;
+      this.finish(p, false, end);
+      this.updateSpeaking();
+    }
+  }
+
+  private async push(pcm: Float32Array, signal: AbortSignal): Promise<void> {
+    for (let i = 0; i < pcm.length && !signal.aborted; i += FRAME_SAMPLES) {
+      const frame = pcm.subarray(i, i + FRAME_SAMPLES);
+      this.clock.push((frame.length / OUTPUT_RATE) * 1000);
+      await this.sink.capture(toInt16(frame));
+      // A capture blocked on a full queue completes after an interrupt's clear: clear again so
+      // that frame is not heard after the interrupt.
+      if (signal.aborted) this.sink.clear();
+    }
+  }
+
+  private start(p: Playing): void {
+    p.started = true;
+    this.updateSpeaking();
+    p.u.onStarted?.();
+    this.listeners.started(p.u);
+  }
+
+  private finish(p: Playing, interrupted: boolean, atMs: number): void {
+    if (p.done) return;
+    p.done = true;
+    if (!interrupted) p.heardChars = p.u.text?.length ?? 0;
+    const outcome: UtteranceOutcome = {
+      interrupted,
+      playedMs: p.startMs === null ? 0 : Math.max(0, atMs - p.startMs),
+      heardText: interrupted ? this.heardText(p) : (p.u.text ?? ''),
+    };
+    if (interrupted && !p.started) {
+      // Never heard: no chat messages, but a protocol sender still needs its answer.
+      p.u.onFinished?.(outcome);
+      return;
+    }
+    p.u.onFinished?.(outcome);
+    this.listeners.finished(p.u, outcome);
+  }
+
+  private heardText(p: Playing): string {
+    return (p.u.text ?? '').slice(0, p.heardChars).trimEnd();
+  }
+
+  /** Speaking from the first heard sample until nothing is playing or queued. */
+  private updateSpeaking(): void {
+    const busy = this.current !== null || this.queue.length > 0;
+    const now = this.current?.started === true || (this.speakingNow && busy);
+    if (now !== this.speakingNow) {
+      this.speakingNow = now;
+      this.listeners.speakingChanged(now);
+    }
+  }
+
+  /** Runs `fn` when playout reaches `atMs`. */
+  private at(atMs: number, owner: Playing, run: () => void): void {
+    this.events.push({ atMs, owner, run });
+    this.events.sort((a, b) => a.atMs - b.atMs);
+    this.ensureTicker();
+  }
+
+  private ensureTicker(): void {
+    if (this.ticker) return;
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
+  }
+
+  private tick(): void {
+    const now = this.clock.position();
+    while (this.events.length > 0 && this.events[0]!.atMs <= now) {
+      const e = this.events.shift()!;
+      if (!e.owner.done) e.run();
+    }
+    if (this.events.length === 0 && !this.running) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+      this.schedule.prune(now - 1000);
+    }
+  }
+}

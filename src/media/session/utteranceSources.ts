@@ -1,0 +1,66 @@
+import { resample } from '../audio/index.js';
+import { synthesizeSentences, type TtsEngine } from '../tts/index.js';
+import type { VoiceProfile } from '../voice/index.js';
+import { OUTPUT_RATE, type AudioChunk, type Utterance } from './utterance.js';
+
+/** Text spoken by the TTS engine, one sentence ahead of playout. */
+export function speechUtterance(
+  id: string,
+  text: string,
+  engine: TtsEngine,
+  voice: VoiceProfile,
+): Utterance {
+  return {
+    id,
+    text,
+    async *chunks(signal) {
+      for await (const sentence of synthesizeSentences(engine, text, voice, { signal })) {
+        if (signal.aborted) return;
+        yield {
+          pcm: resample(sentence.pcm, sentence.sampleRate, OUTPUT_RATE),
+          words: sentence.words,
+          phonemes: sentence.phonemes,
+        };
+      }
+    },
+  };
+}
+
+/** Decoded audio from the HTTP API; the mouth follows the audio itself. */
+export function audioUtterance(
+  id: string,
+  pcm: Float32Array,
+  sampleRate: number,
+  text: string | null,
+): Utterance {
+  return {
+    id,
+    text,
+    async *chunks() {
+      const at48k = resample(pcm, sampleRate, OUTPUT_RATE);
+      // Half-second pieces: an interrupt never waits behind a whole minute of audio.
+      const step = OUTPUT_RATE / 2;
+      for (let i = 0; i < at48k.length; i += step) yield { pcm: at48k.subarray(i, i + step) };
+    },
+  };
+}
+
+/** PCM arriving as a stream (the LiveKit avatar protocol's byte stream). */
+export function streamedUtterance(
+  id: string,
+  source: AsyncIterable<Float32Array>,
+  sampleRate: number,
+  hooks: Pick<Utterance, 'onStarted' | 'onFinished'>,
+): Utterance {
+  return {
+    id,
+    text: null,
+    ...hooks,
+    async *chunks(signal): AsyncIterable<AudioChunk> {
+      for await (const pcm of source) {
+        if (signal.aborted) return;
+        yield { pcm: sampleRate === OUTPUT_RATE ? pcm : resample(pcm, sampleRate, OUTPUT_RATE) };
+      }
+    },
+  };
+}

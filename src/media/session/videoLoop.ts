@@ -1,0 +1,45 @@
+/**
+ * A drift-free frame clock: runs `frame()` every 1000/fps ms on a schedule anchored to its start
+ * (a late frame does not push the later ones back). The rate can change on the fly (parking).
+ */
+export class VideoLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private periodMs: number;
+  private next = 0;
+  private stopped = false;
+
+  constructor(
+    fps: number,
+    private readonly frame: () => void,
+  ) {
+    this.periodMs = 1000 / fps;
+  }
+
+  start(): void {
+    this.next = performance.now();
+    this.loop();
+  }
+
+  setFps(fps: number): void {
+    this.periodMs = 1000 / fps;
+    // Re-anchor: the new rate starts now.
+    clearTimeout(this.timer);
+    this.next = performance.now();
+    if (!this.stopped) this.loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private loop = (): void => {
+    if (this.stopped) return;
+    this.frame();
+    const now = performance.now();
+    this.next += this.periodMs;
+    // Far behind (a stalled event loop): skip the missed frames instead of bursting them.
+    if (this.next < now - this.periodMs) this.next = now;
+    this.timer = setTimeout(this.loop, Math.max(0, this.next - now));
+  };
+}

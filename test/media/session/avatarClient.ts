@@ -1,0 +1,161 @@
+// A LiveKit participant that joins a Visage session's room with the participant token (as a
+// frontend would) and records what the avatar sends: video frames with their mouth opening,
+// audio, and lk.chat messages.
+import {
+  AudioStream,
+  Room,
+  RoomEvent,
+  TrackKind,
+  VideoStream,
+  type RemoteParticipant,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+import {
+  FRAME_HEIGHT,
+  FRAME_WIDTH,
+  createFaceRenderer,
+  measureMouthOpening,
+} from '../../../src/media/render/index.js';
+import type { ChatMessage } from '../../../src/media/session/index.js';
+
+export interface VideoSample {
+  atMs: number;
+  width: number;
+  height: number;
+  mouth: number;
+  checksum: number;
+}
+
+export interface AudioSample {
+  atMs: number;
+  rms: number;
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+export class AvatarClient {
+  readonly room = new Room();
+  readonly video: VideoSample[] = [];
+  readonly audio: AudioSample[] = [];
+  readonly chat: (ChatMessage & { atMs: number })[] = [];
+  readonly left: string[] = [];
+  readonly t0 = performance.now();
+  private streams: { close(): Promise<void> | void }[] = [];
+  private subscribed = new Set<string>();
+
+  constructor(private readonly avatarId: string) {}
+
+  now(): number {
+    return performance.now() - this.t0;
+  }
+
+  async join(url: string, token: string): Promise<void> {
+    const mouthRegion = createFaceRenderer(this.avatarId).mouthRegion;
+    this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+      this.subscribed.add(track.kind === TrackKind.KIND_VIDEO ? 'video' : 'audio');
+      if (track.kind === TrackKind.KIND_VIDEO) {
+        const stream = new VideoStream(track);
+        this.streams.push(stream);
+        void (async () => {
+          for await (const ev of stream) {
+            const f = ev.frame;
+            const i420 = f.type === 5 ? f : f.convert(5);
+            const data = i420.data;
+            let checksum = 0;
+            for (let i = 0; i < data.length; i += 997) checksum = (checksum * 31 + data[i]!) >>> 0;
+            this.video.push({
+              atMs: this.now(),
+              width: f.width,
+              height: f.height,
+              mouth:
+                f.width === FRAME_WIDTH && f.height === FRAME_HEIGHT
+                  ? measureMouthOpening(data, f.width, f.height, mouthRegion)
+                  : NaN,
+              checksum,
+            });
+          }
+        })();
+      } else {
+        const stream = new AudioStream(track, { sampleRate: 48_000, numChannels: 1 });
+        this.streams.push(stream);
+        void (async () => {
+          for await (const frame of stream) {
+            const samples = new Int16Array(frame.data);
+            let sum = 0;
+            for (const s of samples) sum += s * s;
+            this.audio.push({
+              atMs: this.now(),
+              rms: Math.sqrt(sum / Math.max(1, samples.length)),
+              samples,
+              sampleRate: frame.sampleRate,
+            });
+          }
+        })();
+      }
+    });
+    this.room.on(RoomEvent.DataReceived, (payload, _p, _kind, topic) => {
+      if (topic !== 'lk.chat') return;
+      this.chat.push({
+        ...(JSON.parse(new TextDecoder().decode(payload)) as ChatMessage),
+        atMs: this.now(),
+      });
+    });
+    this.room.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) =>
+      this.left.push(p.identity),
+    );
+    await this.room.connect(url, token, { autoSubscribe: true, dynacast: false });
+  }
+
+  async waitFor(what: () => boolean, timeoutMs = 10_000, label = 'condition'): Promise<void> {
+    const until = performance.now() + timeoutMs;
+    while (!what()) {
+      if (performance.now() > until) throw new Error(`timed out waiting for ${label}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async waitForTracks(): Promise<void> {
+    await this.waitFor(
+      () => this.subscribed.has('video') && this.subscribed.has('audio'),
+      10_000,
+      'both tracks',
+    );
+  }
+
+  framesBetween(fromMs: number, toMs: number): VideoSample[] {
+    return this.video.filter((v) => v.atMs >= fromMs && v.atMs < toMs);
+  }
+
+  audioBetween(fromMs: number, toMs: number): AudioSample[] {
+    return this.audio.filter((a) => a.atMs >= fromMs && a.atMs < toMs);
+  }
+
+  finals(): (ChatMessage & { atMs: number })[] {
+    return this.chat.filter((m) => m.final);
+  }
+
+  async leave(): Promise<void> {
+    for (const s of this.streams) await s.close();
+    await this.room.disconnect();
+  }
+}
+
+export function rms(samples: AudioSample[]): number {
+  let sum = 0;
+  let n = 0;
+  for (const s of samples) {
+    sum += s.rms * s.rms * s.samples.length;
+    n += s.samples.length;
+  }
+  return n ? Math.sqrt(sum / n) : 0;
+}
+
+export function concatAudio(samples: AudioSample[]): Float32Array {
+  const n = samples.reduce((k, s) => k + s.samples.length, 0);
+  const out = new Float32Array(n);
+  let o = 0;
+  for (const s of samples) {
+    for (let i = 0; i < s.samples.length; i++) out[o++] = s.samples[i]! / 32768;
+  }
+  return out;
+}

@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import pino from 'pino';
+import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { LiveKitMediaCore } from '../../../src/media/session/index.js';
+import { trackPitch, pitchStatistics } from '../../../src/media/voice/index.js';
+import { describeWebRtc } from '../../support/network.js';
+import { startTestServer, type TestServer } from '../../server/testServer.js';
+import { AvatarClient, concatAudio, rms } from './avatarClient.js';
+
+const AVATAR = AVATAR_CATALOGUE[0]!;
+const KEYS = { devkey: 'secret-for-media-tests' };
+
+describeWebRtc(
+  'an avatar session end to end (real WebRTC through the embedded server)',
+  (address) => {
+    let livekit: DevServer;
+    let visage: TestServer;
+    const clients: AvatarClient[] = [];
+
+    beforeAll(async () => {
+      const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+      livekit = await startDevServer({
+        port: 0,
+        host: address,
+        nodeIp: address,
+        keys: KEYS,
+        logger: log,
+      });
+      visage = await startTestServer({
+        cap: 10,
+        config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+        start: { media: await LiveKitMediaCore.create({ log, agentAbsenceMs: 2_000 }) },
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const c of clients) await c.leave().catch(() => undefined);
+      await visage?.close();
+      await livekit?.close();
+    });
+
+    async function session(extra: Record<string, unknown> = {}) {
+      const res = await visage.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR.avatarId, mode: 'video', ...extra },
+      });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as {
+        session_id: string;
+        livekit_url: string;
+        participant_token: string;
+        agent_identity: string;
+      };
+      const client = new AvatarClient(AVATAR.avatarId);
+      clients.push(client);
+      await client.join(body.livekit_url, body.participant_token);
+      await client.waitForTracks();
+      return { ...body, client };
+    }
+
+    const speak = async (id: string, text: string) => {
+      const res = await visage.call('POST', `/v1/sessions/${id}/speak`, { json: { text } });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { utterance_id: string }).utterance_id;
+    };
+
+    it('publishes 512x512 video at about 25 fps that never freezes, and near-silent audio when idle', async () => {
+      const { session_id, client } = await session();
+      await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
+      const from = client.now();
+      await new Promise((r) => setTimeout(r, 3_000));
+      const frames = client.framesBetween(from, client.now());
+      expect(frames.length / 3).toBeGreaterThan(18);
+      expect(frames.length / 3).toBeLessThan(32);
+      expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
+      const distinct = new Set(frames.map((f) => f.checksum));
+      expect(distinct.size).toBeGreaterThan(frames.length / 2);
+      expect(rms(client.audioBetween(from, client.now()))).toBeLessThan(50);
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 30_000);
+
+    it('speaks: speech-like audio in the voice range, a moving mouth, and lk.chat interims then one final', async () => {
+      const { session_id, client } = await session();
+      await new Promise((r) => setTimeout(r, 500));
+      const text = 'Hello there. I am the Visage avatar, and I speak the words you send me.';
+      const sent = client.now();
+      const id = await speak(session_id, text);
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === id),
+        20_000,
+        'final',
+      );
+      const mine = client.chat.filter((m) => m.utterance_id === id);
+      expect(mine[0]).toMatchObject({ final: false, text: '' });
+      const interims = mine.filter((m) => !m.final);
+      expect(interims.length).toBeGreaterThan(5);
+      for (let i = 1; i < interims.length; i++)
+        expect(interims[i]!.text.startsWith(interims[i - 1]!.text)).toBe(true);
+      expect(mine.at(-1)).toMatchObject({ final: true, text });
+      expect(mine.filter((m) => m.final)).toHaveLength(1);
+
+      const startMs = mine[0]!.atMs;
+      const endMs = mine.at(-1)!.atMs;
+      const speech = client.audioBetween(startMs, endMs);
+      expect(rms(speech)).toBeGreaterThan(500);
+      const firstLoud = client.audio.find((a) => a.atMs > sent && a.rms > 300);
+      expect(firstLoud).toBeTruthy();
+      const pcm = concatAudio(speech);
+      const stats = pitchStatistics(trackPitch(pcm, 48_000));
+      // Ada's stock voice is a female-range voice.
+      expect(stats.medianHz).toBeGreaterThan(140);
+      expect(stats.medianHz).toBeLessThan(320);
+
+      const talking = client.framesBetween(startMs + 200, endMs - 200).map((f) => f.mouth);
+      await new Promise((r) => setTimeout(r, 800));
+      const after = client.framesBetween(endMs + 400, client.now()).map((f) => f.mouth);
+      const max = Math.max(...talking);
+      expect(max).toBeGreaterThan(Math.max(...after) + 0.02);
+      expect(new Set(talking.map((m) => m.toFixed(3))).size).toBeGreaterThan(5);
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 40_000);
+
+    it('plays two speaks in order, and an interrupt cuts the audio with only the heard text in the final', async () => {
+      const { session_id, client } = await session();
+      const a = await speak(session_id, 'First sentence here.');
+      const b = await speak(session_id, 'Second one follows.');
+      await client.waitFor(
+        () => client.finals().filter((m) => [a, b].includes(m.utterance_id)).length === 2,
+        20_000,
+        'two finals',
+      );
+      expect(client.finals().map((m) => m.utterance_id)).toEqual([a, b]);
+
+      const long =
+        'This is a long answer that keeps going for a while, so that there is time to interrupt it in the middle of a sentence, long before it would end by itself.';
+      const c = await speak(session_id, long);
+      const d = await speak(session_id, 'This one is dropped.');
+      await client.waitFor(
+        () => client.chat.some((m) => m.utterance_id === c && m.text.split(' ').length >= 4),
+        20_000,
+        'a few words',
+      );
+      const res = await visage.call('POST', `/v1/sessions/${session_id}/interrupt`);
+      const cutAt = client.now();
+      expect(await res.json()).toMatchObject({ interrupted: true, dropped_utterances: 1 });
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === c),
+        5_000,
+        'final after interrupt',
+      );
+      const final = client.finals().find((m) => m.utterance_id === c)!;
+      expect(long.startsWith(final.text)).toBe(true);
+      expect(final.text.length).toBeGreaterThan(5);
+      expect(final.text.length).toBeLessThan(long.length - 20);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(rms(client.audioBetween(cutAt + 500, client.now()))).toBeLessThan(100);
+      expect(client.chat.some((m) => m.utterance_id === d)).toBe(false);
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 60_000);
+
+    it('parks at a low frame rate, refuses speech while parked, and resumes', async () => {
+      const { session_id, client } = await session();
+      await client.waitFor(() => client.video.length > 10);
+      const park = await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
+        json: { waiting: true },
+      });
+      expect(park.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 600));
+      let from = client.now();
+      await new Promise((r) => setTimeout(r, 2_000));
+      const parked = client.framesBetween(from, client.now());
+      expect(parked.length / 2).toBeLessThan(10);
+      expect(parked.length).toBeGreaterThan(3);
+      expect(
+        (await visage.call('POST', `/v1/sessions/${session_id}/speak`, { json: { text: 'no' } }))
+          .status,
+      ).toBe(409);
+      await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
+        json: { waiting: false },
+      });
+      await new Promise((r) => setTimeout(r, 600));
+      from = client.now();
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(client.framesBetween(from, client.now()).length / 2).toBeGreaterThan(18);
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 30_000);
+
+    it('leaves the room on DELETE and on the idle timeout', async () => {
+      const one = await session();
+      expect((await visage.call('DELETE', `/v1/sessions/${one.session_id}`)).status).toBe(204);
+      await one.client.waitFor(
+        () => one.client.left.includes(one.agent_identity),
+        5_000,
+        'avatar leaving',
+      );
+
+      const two = await session({ idle_timeout_seconds: 5 });
+      await two.client.waitFor(
+        () => two.client.left.includes(two.agent_identity),
+        10_000,
+        'idle avatar leaving',
+      );
+      const s = await visage.call('GET', `/v1/sessions/${two.session_id}`);
+      expect(await s.json()).toMatchObject({ status: 'ended', end_reason: 'idle_timeout' });
+    }, 40_000);
+  },
+);
