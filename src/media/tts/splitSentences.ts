@@ -20,6 +20,11 @@ export interface SentenceChunk {
 export interface SplitSentencesOptions {
   /** Longest chunk before a forced split at a clause boundary. Default 240. */
   maxChars?: number;
+  /**
+   * Longest first chunk (default: maxChars). A shorter first chunk is synthesized sooner, so
+   * speech starts sooner; later chunks are synthesized while earlier ones play.
+   */
+  firstMaxChars?: number;
 }
 
 // Lower-cased, without the trailing period. Titles and common Latin abbreviations that are
@@ -103,13 +108,23 @@ function pushTrimmed(chunks: SentenceChunk[], text: string, start: number, end: 
   if (end > start) chunks.push({ text: text.slice(start, end), start, end });
 }
 
-/** Cut an over-long sentence at clause punctuation (or spaces) so no chunk exceeds maxChars. */
-function splitLong(text: string, chunk: SentenceChunk, maxChars: number, out: SentenceChunk[]) {
+/**
+ * Cut an over-long sentence at clause punctuation (or spaces) so no chunk exceeds its limit:
+ * `firstLimit` for the first piece, `maxChars` for the rest.
+ */
+function splitLong(
+  text: string,
+  chunk: SentenceChunk,
+  firstLimit: number,
+  maxChars: number,
+  out: SentenceChunk[],
+) {
   let start = chunk.start;
-  while (chunk.end - start > maxChars) {
-    const limit = start + maxChars;
+  let pieceLimit = firstLimit;
+  while (chunk.end - start > pieceLimit) {
+    const limit = start + pieceLimit;
     let cut = -1;
-    for (let i = limit - 1; i > start + maxChars / 3; i--) {
+    for (let i = limit - 1; i > start + pieceLimit / 3; i--) {
       if (/[,;:—–]/.test(text[i]!) && isSpace(text[i + 1])) {
         cut = i + 1;
         break;
@@ -121,6 +136,7 @@ function splitLong(text: string, chunk: SentenceChunk, maxChars: number, out: Se
     }
     pushTrimmed(out, text, start, cut);
     start = cut;
+    pieceLimit = maxChars;
   }
   pushTrimmed(out, text, start, chunk.end);
 }
@@ -156,9 +172,11 @@ export function splitSentences(text: string, opts: SplitSentencesOptions = {}): 
   }
   pushTrimmed(sentences, text, start, text.length);
 
+  const firstMaxChars = Math.max(20, Math.min(maxChars, opts.firstMaxChars ?? maxChars));
   const out: SentenceChunk[] = [];
   for (const sentence of sentences) {
-    if (sentence.text.length > maxChars) splitLong(text, sentence, maxChars, out);
+    const limit = out.length === 0 ? firstMaxChars : maxChars;
+    if (sentence.text.length > limit) splitLong(text, sentence, limit, maxChars, out);
     else out.push(sentence);
   }
   return out;

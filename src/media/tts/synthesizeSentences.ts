@@ -6,6 +6,9 @@ import {
 } from './splitSentences.js';
 import type { SynthesisOptions, SynthesisResult, TtsEngine } from './ttsEngine.js';
 
+/** About 5 s of speech: a long first sentence is cut at a clause so speech starts sooner. */
+const FIRST_CHUNK_MAX_CHARS = 100;
+
 /** One synthesized sentence; word offsets are already shifted into the full text. */
 export interface SentenceSynthesis extends SynthesisResult {
   index: number;
@@ -26,7 +29,7 @@ export async function* synthesizeSentences(
   voice: VoiceProfile,
   opts: SynthesisOptions & SplitSentencesOptions = {},
 ): AsyncGenerator<SentenceSynthesis> {
-  const chunks = splitSentences(text, opts);
+  const chunks = splitSentences(text, { firstMaxChars: FIRST_CHUNK_MAX_CHARS, ...opts });
   const start = (index: number): Promise<SentenceSynthesis> | undefined => {
     const chunk = chunks[index];
     if (!chunk) return undefined;

@@ -51,6 +51,22 @@ describe('splitSentences', () => {
     expect(chunks.map((c) => c.text).join(' ')).toBe(input);
   });
 
+  it('can keep the first chunk shorter so speech starts sooner', () => {
+    const input =
+      'When the train finally pulled into the station after the long delay, everyone cheered, ' +
+      'and the conductor apologised twice. Short one.';
+    const chunks = splitSentences(input, { firstMaxChars: 60 });
+    expect(chunks.map((c) => c.text)).toEqual([
+      'When the train finally pulled into the station after the',
+      'long delay, everyone cheered, and the conductor apologised twice.',
+      'Short one.',
+    ]);
+    const byClause = splitSentences(input, { firstMaxChars: 80 });
+    expect(byClause[0]!.text).toBe(
+      'When the train finally pulled into the station after the long delay,',
+    );
+  });
+
   it('returns nothing for blank text', () => {
     expect(splitSentences('   \n ')).toEqual([]);
   });
