@@ -1,6 +1,8 @@
 // HTTP and signalling behaviour that needs no WebRTC: runs anywhere, on loopback.
 import { JoinResponse, Ping, SignalRequest, SignalResponse } from '@livekit/protocol';
-import { AccessToken } from 'livekit-server-sdk';
+import type { RoomOrigin } from '../../src/devserver/index.js';
+// The token carries livekit-server-sdk's own protocol copy; the server reads it as JSON.
+import { AccessToken, RoomAgentDispatch, RoomConfiguration } from 'livekit-server-sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -147,5 +149,33 @@ describe('dev server HTTP endpoints and signalling', () => {
     ws!.send(new SignalRequest({ message: { case: 'leave', value: {} as never } }).toBinary());
     await new Promise<void>((resolve) => ws!.on('close', () => resolve()));
     expect(server.rooms.get('ping-room')?.participant('pinger')).toBeUndefined();
+  });
+
+  it('creates a room on first join with the room configuration in the token (dispatch hook)', async () => {
+    const origins: RoomOrigin[] = [];
+    server.rooms.on('roomCreated', (_room, origin) => origins.push(origin));
+    const at = new AccessToken(KEY, SECRET, { identity: 'creator', attributes: { a: 'b' } });
+    at.addGrant({ room: 'configured-room', roomJoin: true });
+    at.roomConfig = new RoomConfiguration({
+      maxParticipants: 3,
+      departureTimeout: 7,
+      agents: [new RoomAgentDispatch({ agentName: 'avatar-agent', metadata: '{"x":1}' })],
+    });
+    const { status, ws } = await upgradeStatus(`ws://${base}/rtc?access_token=${await at.toJwt()}`);
+    expect(status).toBe(101);
+    try {
+      const room = server.rooms.get('configured-room')!;
+      expect(room.settings).toMatchObject({ maxParticipants: 3, departureTimeout: 7 });
+      expect(origins).toHaveLength(1);
+      const origin = origins[0]!;
+      expect(origin.by).toBe('join');
+      expect(origin.config?.agents.map((a) => [a.agentName, a.metadata])).toEqual([
+        ['avatar-agent', '{"x":1}'],
+      ]);
+      expect(origin.by === 'join' && origin.claims.sub).toBe('creator');
+      expect(room.participant('creator')?.attributes).toEqual({ a: 'b' });
+    } finally {
+      ws!.close();
+    }
   });
 });
