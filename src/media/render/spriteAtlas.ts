@@ -83,6 +83,11 @@ export function avatarAtlas(avatarId: string): AvatarAtlas {
   return atlas;
 }
 
+/** Makes `atlas` the one this thread uses for its avatar (e.g. one shared by another thread). */
+export function installAvatarAtlas(atlas: AvatarAtlas): void {
+  atlases.set(atlas.avatarId, atlas);
+}
+
 export function mouthSpriteIndex(visemeIdx: number, level: number): number {
   return level <= 0 || visemeIdx === 0 ? 0 : 1 + (visemeIdx - 1) * (MOUTH_LEVELS - 1) + level - 1;
 }
