@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { AudioFrame, Room } from '@livekit/rtc-node';
+import { initializeLogger, voice } from '@livekit/agents';
+import { AccessToken } from 'livekit-server-sdk';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import { decodeAudio } from '../../../src/media/audio/index.js';
+import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { LiveKitMediaCore } from '../../../src/media/session/index.js';
+import { pitchStatistics, trackPitch } from '../../../src/media/voice/index.js';
+import { describeWebRtc } from '../../support/network.js';
+import { startTestServer, type TestServer } from '../../server/testServer.js';
+import { multipartClip } from '../../server/wav.js';
+import { AvatarClient, concatAudio, rms } from './avatarClient.js';
+
+const AVATAR = AVATAR_CATALOGUE[1]!;
+const KEYS = { devkey: 'secret-for-media-input-tests' };
+const fixture = (name: string) => new Uint8Array(readFileSync(`test/fixtures/audio/${name}`));
+
+describeWebRtc(
+  'what the avatar speaks: cloned voices, audio payloads, the LiveKit avatar protocol',
+  (address) => {
+    let livekit: DevServer;
+    let visage: TestServer;
+    const clients: AvatarClient[] = [];
+
+    beforeAll(async () => {
+      const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+      livekit = await startDevServer({
+        port: 0,
+        host: address,
+        nodeIp: address,
+        keys: KEYS,
+        logger: log,
+      });
+      visage = await startTestServer({
+        cap: 10,
+        config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+        start: { media: await LiveKitMediaCore.create({ log }) },
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const c of clients) await c.leave().catch(() => undefined);
+      await visage?.close();
+      await livekit?.close();
+    });
+
+    async function session(extra: Record<string, unknown> = {}) {
+      const res = await visage.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR.avatarId, mode: 'video', ...extra },
+      });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as {
+        session_id: string;
+        livekit_url: string;
+        participant_token: string;
+        agent_identity: string;
+        room_name: string;
+      };
+      const client = new AvatarClient(AVATAR.avatarId);
+      clients.push(client);
+      await client.join(body.livekit_url, body.participant_token);
+      await client.waitForTracks();
+      return { ...body, client };
+    }
+
+    async function speechPitch(voiceId: string, text: string): Promise<number> {
+      const { session_id, client } = await session({ voice_id: voiceId });
+      const res = await visage.call('POST', `/v1/sessions/${session_id}/speak`, { json: { text } });
+      const { utterance_id } = (await res.json()) as { utterance_id: string };
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === utterance_id),
+        20_000,
+        'final',
+      );
+      const mine = client.chat.filter((m) => m.utterance_id === utterance_id);
+      const pcm = concatAudio(client.audioBetween(mine[0]!.atMs, mine.at(-1)!.atMs));
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+      return pitchStatistics(trackPitch(pcm, 48_000)).medianHz;
+    }
+
+    it('speaks with voices cloned from two different speakers, each near its reference pitch', async () => {
+      const references: { name: string; hz: number; voiceId: string }[] = [];
+      for (const name of ['voice-flite-rms-male.ogg', 'voice-flite-slt-female.mp3']) {
+        const bytes = fixture(name);
+        const decoded = await decodeAudio(bytes);
+        const hz = pitchStatistics(trackPitch(decoded.mono, decoded.sampleRate)).medianHz;
+        const up = await visage.call('POST', '/v1/files', { body: multipartClip(bytes, name) });
+        const { file_id } = (await up.json()) as { file_id: string };
+        const created = await visage.call('POST', '/v1/voices', { json: { name, file_id } });
+        expect(created.status).toBe(201);
+        const { voice_id } = (await created.json()) as { voice_id: string };
+        references.push({ name, hz, voiceId: voice_id });
+      }
+      const text = 'The quick brown fox jumps over the lazy dog, and then it rests in the sun.';
+      const heard = [];
+      for (const r of references) heard.push(await speechPitch(r.voiceId, text));
+      for (const [i, r] of references.entries()) {
+        const error = Math.abs(heard[i]! - r.hz) / r.hz;
+        expect(
+          error,
+          `${r.name}: heard ${heard[i]!.toFixed(1)} Hz, reference ${r.hz.toFixed(1)} Hz`,
+        ).toBeLessThan(0.12);
+      }
+      expect(heard[1]! / heard[0]!).toBeGreaterThan(1.4);
+    }, 90_000);
+
+    it('plays WAV and MP3 payloads and moves the mouth from the audio itself', async () => {
+      const { session_id, client } = await session();
+      await new Promise((r) => setTimeout(r, 800));
+      const idle = client.framesBetween(client.now() - 600, client.now()).map((f) => f.mouth);
+      for (const [name, type] of [
+        ['speech-stereo-8k.wav', 'audio/wav'],
+        ['speech.mp3', 'audio/mpeg'],
+      ] as const) {
+        const from = client.now();
+        const res = await visage.call(
+          'POST',
+          `/v1/sessions/${session_id}/audio?text=${encodeURIComponent(name)}`,
+          {
+            body: fixture(name),
+            headers: { 'content-type': type },
+          },
+        );
+        expect(res.status).toBe(202);
+        const { utterance_id } = (await res.json()) as { utterance_id: string };
+        await client.waitFor(
+          () => client.finals().some((m) => m.utterance_id === utterance_id),
+          15_000,
+          `${name} final`,
+        );
+        const final = client.finals().find((m) => m.utterance_id === utterance_id)!;
+        expect(final.text).toBe(name);
+        const played = client.audioBetween(from, final.atMs);
+        expect(rms(played), name).toBeGreaterThan(300);
+        const mouths = client.framesBetween(from, final.atMs).map((f) => f.mouth);
+        expect(Math.max(...mouths), name).toBeGreaterThan(Math.max(...idle) + 0.02);
+      }
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 60_000);
+
+    it('is driven by an agents-js DataStreamAudioOutput (lk.audio_stream, lk.clear_buffer, lk.playback_finished)', async () => {
+      initializeLogger({ pretty: false, level: 'warn' });
+      const roomName = `agent-room-${Date.now()}`;
+      const { session_id, client, agent_identity } = await session({
+        room_name: roomName,
+        publish_on_behalf: 'agent-1',
+      });
+      const at = new AccessToken('devkey', KEYS.devkey, { identity: 'agent-1' });
+      at.kind = 'agent';
+      at.addGrant({ roomJoin: true, room: roomName, canPublish: true, canSubscribe: true });
+      const agentRoom = new Room();
+      await agentRoom.connect(livekit.url, await at.toJwt(), {
+        autoSubscribe: false,
+        dynacast: false,
+      });
+      const output = new voice.DataStreamAudioOutput({
+        room: agentRoom,
+        destinationIdentity: agent_identity,
+        sampleRate: 24_000,
+      });
+      const finished: { playbackPosition: number; interrupted: boolean }[] = [];
+      output.on('playbackFinished', (ev: { playbackPosition: number; interrupted: boolean }) =>
+        finished.push(ev),
+      );
+
+      const sine = (seconds: number) => {
+        const frames: AudioFrame[] = [];
+        for (let f = 0; f < seconds * 50; f++) {
+          const data = new Int16Array(480);
+          for (let i = 0; i < 480; i++)
+            data[i] = Math.round(Math.sin((2 * Math.PI * 220 * (f * 480 + i)) / 24_000) * 12_000);
+          frames.push(new AudioFrame(data, 24_000, 1, 480));
+        }
+        return frames;
+      };
+
+      // A whole segment plays out and is reported finished, not interrupted, at its full length.
+      let from = client.now();
+      for (const frame of sine(1.5)) await output.captureFrame(frame);
+      output.flush();
+      await client.waitFor(() => finished.length === 1, 10_000, 'playback_finished');
+      expect(finished[0]!.interrupted).toBe(false);
+      expect(finished[0]!.playbackPosition).toBeGreaterThan(1.3);
+      expect(finished[0]!.playbackPosition).toBeLessThan(1.7);
+      expect(rms(client.audioBetween(from, client.now()))).toBeGreaterThan(1000);
+
+      // A long segment cut by clear_buffer stops at once and reports how far it got.
+      for (const frame of sine(4)) await output.captureFrame(frame);
+      output.flush();
+      await new Promise((r) => setTimeout(r, 1_000));
+      output.clearBuffer();
+      const cut = client.now();
+      await client.waitFor(() => finished.length === 2, 5_000, 'interrupted playback_finished');
+      expect(finished[1]!.interrupted).toBe(true);
+      expect(finished[1]!.playbackPosition).toBeLessThan(3);
+      await new Promise((r) => setTimeout(r, 1_500));
+      from = cut + 600;
+      expect(rms(client.audioBetween(from, client.now()))).toBeLessThan(150);
+
+      await agentRoom.disconnect();
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 60_000);
+
+    it('ends with agent_left when the agent it speaks for leaves the room', async () => {
+      const roomName = `agent-leaves-${Date.now()}`;
+      const at = new AccessToken('devkey', KEYS.devkey, { identity: 'agent-2' });
+      at.kind = 'agent';
+      at.addGrant({ roomJoin: true, room: roomName });
+      const agentRoom = new Room();
+      await agentRoom.connect(livekit.url, await at.toJwt(), {
+        autoSubscribe: false,
+        dynacast: false,
+      });
+      const { session_id, client, agent_identity } = await session({
+        room_name: roomName,
+        publish_on_behalf: 'agent-2',
+      });
+      await agentRoom.disconnect();
+      // The default absence allowance is 10 s (agentAbsenceMs).
+      await client.waitFor(() => client.left.includes(agent_identity), 20_000, 'avatar leaving');
+      const s = await visage.call('GET', `/v1/sessions/${session_id}`);
+      expect(await s.json()).toMatchObject({ status: 'ended', end_reason: 'agent_left' });
+    }, 40_000);
+  },
+);
