@@ -4,6 +4,8 @@ import { mouthPoseAt, type VisemeTimeline } from './visemeTimeline.js';
 /** How fast the mouth closes after an interrupt cut the speech (time constant, ms). */
 const CUT_CLOSE_MS = 40;
 const CLOSED = 0.04;
+/** `poseAt` forgets utterances that ended this long before the time asked for. */
+const FORGET_AFTER_MS = 5000;
 
 interface Placed {
   readonly timeline: VisemeTimeline;
@@ -34,15 +36,24 @@ export class MouthSchedule {
     for (const p of this.placed) p.cutMs = Math.min(p.cutMs, atMs);
   }
 
-  /** Forget utterances whose mouth movement ended before `beforeMs` (call now and then). */
+  /** Forget utterances whose mouth movement ended before `beforeMs`. */
   prune(beforeMs: number): void {
-    this.placed = this.placed.filter(
-      (p) => Math.min(p.startMs + p.timeline.endMs, p.cutMs + 500) >= beforeMs,
-    );
+    this.placed = this.placed.filter((p) => this.endOf(p) >= beforeMs);
   }
 
-  /** The mouth at playout time `tMs`: the utterance being heard, else rest. */
+  private endOf(p: Placed): number {
+    return Math.min(p.startMs + p.timeline.endMs, p.cutMs + 500);
+  }
+
+  /**
+   * The mouth at playout time `tMs`: the utterance being heard, else rest. Playout time only moves
+   * forward, so utterances that ended more than a few seconds before `tMs` are forgotten here (a
+   * long session does not accumulate them).
+   */
   poseAt(tMs: number): MouthPose {
+    if (this.placed.length > 0 && this.endOf(this.placed[0] as Placed) < tMs - FORGET_AFTER_MS) {
+      this.prune(tMs - FORGET_AFTER_MS);
+    }
     // Where one utterance's closing tail overlaps the next one's opening, the later one wins
     // as soon as its mouth moves.
     for (let i = this.placed.length - 1; i >= 0; i--) {

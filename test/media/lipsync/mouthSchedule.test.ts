@@ -41,3 +41,15 @@ describe('MouthSchedule', () => {
     expect(s.poseAt(5100).openness).toBeGreaterThan(0.5);
   });
 });
+
+describe('MouthSchedule over a long session', () => {
+  it('forgets finished utterances as playout moves on', () => {
+    const s = new MouthSchedule();
+    for (let i = 0; i < 1000; i++) {
+      s.place(utterance, i * 1000);
+      s.poseAt(i * 1000 + 100);
+    }
+    expect(s.size).toBeLessThan(10);
+    expect(s.poseAt(999_100).openness).toBeGreaterThan(0.5);
+  });
+});
