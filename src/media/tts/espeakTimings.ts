@@ -104,41 +104,54 @@ export function espeakTimings(
     rawWords.push({ cpStart, cpEnd, startMs: event.audio_position, endMs });
   });
 
-  // espeak's word lengths are unreliable around apostrophes, digit groups and long words
-  // ("It's" -> 2, "1,000,000" -> 2, 31 characters at most): extend each word over the rest of
-  // its token (letters, digits, marks, and inner punctuation followed by one of those), up to
-  // the next word.
+  // espeak's word lengths are unreliable around apostrophes, digit groups, hyphens and long
+  // words ("It's" -> 2, "1,000,000" -> 2, 31 characters at most): each word spans its whole
+  // written token (letters, digits, marks, and inner punctuation followed by one of those), and
+  // later espeak words that start inside that token are merged into it.
   const TOKEN = /[\p{L}\p{N}\p{M}]/u;
   const INNER = /[,.'’\-_:/@]/u;
-  const starts = rawWords.map((w) => offsets[w.cpStart]!);
-  const words: WordTiming[] = [];
-  rawWords.forEach((w, index) => {
-    let charStart = starts[index]!;
-    let charEnd = offsets[w.cpEnd]!;
-    const limit = starts[index + 1] ?? text.length;
-    while (charEnd < limit) {
-      if (TOKEN.test(text[charEnd]!)) charEnd++;
-      else if (
-        INNER.test(text[charEnd]!) &&
-        charEnd + 1 < limit &&
-        TOKEN.test(text[charEnd + 1]!)
-      ) {
-        charEnd += 2;
+  const tokenEnd = (from: number): number => {
+    let end = from;
+    while (end < text.length) {
+      if (TOKEN.test(text[end]!)) end++;
+      else if (INNER.test(text[end]!) && end + 1 < text.length && TOKEN.test(text[end + 1]!)) {
+        end += 2;
       } else break;
     }
+    return end;
+  };
+  const spans: { charStart: number; charEnd: number; startMs: number; endMs: number }[] = [];
+  for (const w of rawWords) {
+    const charStart = offsets[w.cpStart]!;
+    const last = spans[spans.length - 1];
+    if (last && charStart < last.charEnd) {
+      last.charEnd = Math.max(last.charEnd, tokenEnd(offsets[w.cpEnd]!));
+      last.endMs = Math.max(last.endMs, w.endMs);
+      continue;
+    }
+    spans.push({
+      charStart,
+      charEnd: tokenEnd(offsets[w.cpEnd]!),
+      startMs: w.startMs,
+      endMs: w.endMs,
+    });
+  }
+  const words: WordTiming[] = [];
+  for (const span of spans) {
+    let { charStart, charEnd } = span;
     while (charEnd > charStart + 1 && TRAILING_JUNK.test(text[charEnd - 1]!)) charEnd--;
     while (charStart < charEnd - 1 && LEADING_JUNK.test(text[charStart]!)) charStart++;
     const wordText = text.slice(charStart, charEnd);
-    if (wordText.trim() === '') return;
-    const startMs = at(w.startMs);
+    if (wordText.trim() === '') continue;
+    const startMs = at(span.startMs);
     words.push({
       text: wordText,
       startMs,
-      endMs: trimTrailingSilence(sound, startMs, at(w.endMs), 20),
+      endMs: trimTrailingSilence(sound, startMs, at(span.endMs), 20),
       charStart,
       charEnd,
     });
-  });
+  }
 
   // Phonemes: an empty phoneme id is espeak's pause marker; it bounds the phoneme before it.
   const phonemes: PhonemeTiming[] = [];
