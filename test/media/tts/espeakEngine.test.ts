@@ -173,18 +173,26 @@ describe('EspeakEngine threads', () => {
   });
 
   it('keeps the event loop responsive while the worker synthesizes', async () => {
-    let maxGap = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      const now = performance.now();
-      maxGap = Math.max(maxGap, now - last);
-      last = now;
-    }, 2);
+    const longestStall = async (run: () => Promise<unknown>) => {
+      let maxGap = 0;
+      let last = performance.now();
+      const timer = setInterval(() => {
+        const now = performance.now();
+        maxGap = Math.max(maxGap, now - last);
+        last = now;
+      }, 2);
+      await run();
+      clearInterval(timer);
+      return Math.max(maxGap, performance.now() - last);
+    };
     const long = Array.from({ length: 6 }, () => SENTENCE).join(' ');
-    await engine.synthesize(long, voice);
-    clearInterval(timer);
-    // Six sentences take ~100-300 ms of synthesis; the loop must never stall for that long.
-    expect(maxGap).toBeLessThan(60);
+    const inline = new EspeakEngine({ thread: 'inline' });
+    await inline.warmUp();
+    const inlineStall = await longestStall(() => inline.synthesize(long, voice));
+    const workerStall = await longestStall(() => engine.synthesize(long, voice));
+    // Inline, the whole synthesis (~100-300 ms) blocks the loop; off-thread only the timing
+    // post-processing runs on it.
+    expect(workerStall).toBeLessThan(inlineStall / 2);
   });
 
   it('recovers after the thread is stopped: the next call starts a fresh one', async () => {

@@ -88,10 +88,15 @@ describe('analyzeVoiceClip', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
     const t = performance.now();
+    const cpu = process.cpuUsage();
     const profile = await analyzeVoiceClip(long, audio.sampleRate);
+    const { user, system } = process.cpuUsage(cpu);
     const ms = performance.now() - t;
     clearInterval(timer);
-    expect(ms).toBeLessThan(2000);
+    // CPU time of this process (all its threads, the espeak thread included), so that a busy
+    // machine does not fail the test; wall time only has to be sane.
+    expect((user + system) / 1000).toBeLessThan(2000);
+    expect(ms).toBeLessThan(8000);
     // It yields to the event loop between analysis steps and probes instead of one long block.
     expect(ticks).toBeGreaterThanOrEqual(4);
     expect(
