@@ -32,7 +32,7 @@ export function drawBackground(r: Raster, d: FaceDesign): void {
 }
 
 export function headShape(d: FaceDesign): ImplicitShape {
-  return egg(HEAD.cx, HEAD.cy, HEAD.rx * d.faceWidth, HEAD.ryTop, HEAD.ryBottom, HEAD.jaw);
+  return egg(HEAD.cx, HEAD.cy, HEAD.rx * d.faceWidth, HEAD.ryTop, HEAD.ryBottom, d.jaw);
 }
 
 /** Hair behind the head and neck (long hair, a bob). */
@@ -57,7 +57,7 @@ export function drawHairBack(r: Raster, d: FaceDesign): void {
 
 /** Neck, shoulders and clothes. */
 export function drawBody(r: Raster, d: FaceDesign): void {
-  const neck = roundedRect(256 - 39, 290, 256 + 39, 450, 18);
+  const neck = roundedRect(256 - d.neck, 290, 256 + d.neck, 450, 18);
   r.fill(neck, (_x, y) => mix(d.skinShadow, d.skin, Math.min(1, Math.max(0, (y - 360) / 60))));
   // Shadow cast by the jaw.
   r.fill(ellipse(256, 366, 50, 20), shade(d.skinShadow, 0.85), {
@@ -216,6 +216,18 @@ export function drawHeadBase(r: Raster, d: FaceDesign): void {
   // Philtrum and chin.
   r.fill(ellipse(256, 296, 5, 6), d.skinShadow, { opacity: 0.25, feather: 4 });
   r.fill(ellipse(256, 346, 18, 7), shade(d.skin, 1.1), { opacity: 0.3, feather: 6 });
+  if (d.stubble > 0) {
+    // Shaved beard: a cool shadow over the jaw and chin and above the upper lip.
+    const beard = subtract(
+      intersect(
+        head,
+        below(() => 262, 120, 392, 380),
+      ),
+      ellipse(256, 262, 74, 40),
+    );
+    r.fill(beard, [96, 84, 80], { opacity: d.stubble, feather: 10 });
+    r.fill(ellipse(256, 298, 34, 8), [96, 84, 80], { opacity: d.stubble * 0.8, feather: 6 });
+  }
   // Cheeks.
   for (const side of [-1, 1]) {
     r.fill(ellipse(256 + side * 60, 276, 22, 13), d.blush, {

@@ -29,6 +29,12 @@ export interface FaceDesign {
   readonly glasses?: Rgb;
   /** Face width scale (1 = default). */
   readonly faceWidth: number;
+  /** Jaw squareness: the exponent of the lower face's superellipse (2 round, 3+ square). */
+  readonly jaw: number;
+  /** Half-width of the neck, px. */
+  readonly neck: number;
+  /** Opacity of a shaved-beard shadow on jaw, chin and upper lip (0 for none). */
+  readonly stubble: number;
 }
 
 export const ADA_DESIGN: FaceDesign = {
@@ -51,6 +57,9 @@ export const ADA_DESIGN: FaceDesign = {
   topAccent: [160, 58, 50],
   topStyle: 'v-neck',
   faceWidth: 0.97,
+  jaw: 2.5,
+  neck: 37,
+  stubble: 0,
 };
 
 export const MILO_DESIGN: FaceDesign = {
@@ -73,6 +82,9 @@ export const MILO_DESIGN: FaceDesign = {
   topAccent: [236, 240, 244],
   topStyle: 'polo-collar',
   faceWidth: 1.03,
+  jaw: 3.1,
+  neck: 46,
+  stubble: 0.13,
 };
 
 export const NOOR_DESIGN: FaceDesign = {
@@ -96,4 +108,7 @@ export const NOOR_DESIGN: FaceDesign = {
   topStyle: 'cardigan',
   glasses: [60, 44, 40],
   faceWidth: 1,
+  jaw: 2.6,
+  neck: 38,
+  stubble: 0,
 };

@@ -7,7 +7,7 @@
 export const FRAME_WIDTH = 512;
 export const FRAME_HEIGHT = 512;
 
-export const HEAD = { cx: 256, cy: 230, rx: 104, ryTop: 128, ryBottom: 128, jaw: 2.6 } as const;
+export const HEAD = { cx: 256, cy: 230, rx: 104, ryTop: 128, ryBottom: 128 } as const;
 export const EYES = { y: 232, dx: 45, halfWidth: 24, openUp: 11, openDown: 8 } as const;
 export const BROWS = { y: 203 } as const;
 export const MOUTH = { cx: 256, cy: 310 } as const;
