@@ -1,3 +1,15 @@
+/**
+ * The avatar face renderer: 512x512 I420 frames for rtc-node's `VideoSource`, pasted from a sprite
+ * atlas drawn once per avatar (no drawing and no colour conversion per frame).
+ *
+ * Per session: `createFaceRenderer(avatarId)`, then every frame
+ * `renderFrame({ timeMs, mouth, parked })` and hand the returned buffer to
+ * `new VideoFrame(buf, 512, 512, VideoBufferType.I420)` / `captureFrame` before the next call
+ * (the buffer is reused). `timeMs` drives the idle life and must advance in real time; `mouth`
+ * comes from the lip-sync side at the audio playout position. At startup call `prepareAvatar`
+ * for each avatar (about a second each), or build once and share with worker threads through
+ * `shareAvatarAtlas` / `adoptSharedAtlas`.
+ */
 export {
   createFaceRenderer,
   prepareAvatar,
