@@ -79,9 +79,10 @@ describe('resample', () => {
 
   it('is fast enough for real-time use (30 s at 48 kHz to 16 kHz well under a second)', () => {
     const x = sine(200, 48000, 30);
-    const t = performance.now();
+    const cpu = process.cpuUsage();
     resample(x, 48000, 16000);
-    expect(performance.now() - t).toBeLessThan(1000);
+    const { user, system } = process.cpuUsage(cpu);
+    expect((user + system) / 1000).toBeLessThan(1000);
   });
 });
 

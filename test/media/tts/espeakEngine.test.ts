@@ -137,15 +137,18 @@ describe('EspeakEngine', () => {
     expect(miloF0).toBeLessThan(125);
   });
 
-  it('synthesizes a sentence in well under 200 ms once warm', async () => {
+  it('synthesizes a 15-word sentence in well under 100 ms of CPU once warm', async () => {
     const times: number[] = [];
+    const cpu = process.cpuUsage(); // all threads of this process, the espeak thread included
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
       await engine.synthesize(SENTENCE, voice);
       times.push(performance.now() - t);
     }
+    const { user, system } = process.cpuUsage(cpu);
+    expect((user + system) / 1000 / 5).toBeLessThan(100);
     times.sort((a, b) => a - b);
-    expect(times[2]!).toBeLessThan(200);
+    expect(times[2]!).toBeLessThan(500); // wall time: sane even on a busy machine
   });
 
   it('returns empty audio for blank text and honours an aborted signal', async () => {
