@@ -1,6 +1,7 @@
 import {
   RTCRtpCodecParameters,
   useAbsSendTime,
+  useAudioLevelIndication,
   useFIR,
   useNACK,
   usePLI,
@@ -60,7 +61,8 @@ export function peerConnectionConfig(
   return {
     codecs: codecs(),
     headerExtensions: {
-      audio: [useSdesMid()],
+      // Audio levels drive active speaker detection (SpeakersChanged).
+      audio: role === 'publisher' ? [useSdesMid(), useAudioLevelIndication()] : [useSdesMid()],
       video:
         role === 'publisher'
           ? [useSdesMid(), useAbsSendTime(), useSdesRTPStreamId(), useRepairedRtpStreamId()]

@@ -1,5 +1,6 @@
 import { TrackInfo, TrackType } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
+import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from './audioLevel.js';
 import type { DownTrack } from './downTrack.js';
 import { isVp8KeyframeStart } from './vp8Keyframe.js';
 
@@ -36,6 +37,8 @@ export class PublishedTrack {
   private active?: Layer;
   private readonly downTracks = new Map<string, DownTrack>();
   private lastKeyframeRequest = 0;
+  /** How loud the track is (audio only), for active speaker detection. */
+  readonly audioLevel = new AudioLevelMeter();
   packetsReceived = 0;
 
   constructor(info: TrackInfo, cid: string) {
@@ -68,9 +71,11 @@ export class PublishedTrack {
         lastPacketAt: 0,
         unsubscribe: () => undefined,
       };
-      layer.unsubscribe = track.onReceiveRtp.subscribe((rtp) =>
-        this.onPacket(layer, rtp),
-      ).unSubscribe;
+      layer.unsubscribe = track.onReceiveRtp.subscribe((rtp, extensions) => {
+        const level = extensions?.[AUDIO_LEVEL_EXTENSION_URI] as { level?: number } | undefined;
+        if (typeof level?.level === 'number') this.audioLevel.add(level.level);
+        this.onPacket(layer, rtp);
+      }).unSubscribe;
       return layer;
     });
   }

@@ -21,6 +21,7 @@ import {
   type ParticipantPermission,
 } from '@livekit/protocol';
 import type { Logger } from 'pino';
+import { ActiveSpeakers } from './activeSpeakers.js';
 import type { IceSettings } from './peerConfig.js';
 import { Participant } from './participant.js';
 import type { PublishedTrack } from './publishedTrack.js';
@@ -70,6 +71,7 @@ export class Room extends EventEmitter<RoomEvents> {
   settings: RoomSettings;
   readonly participants = new Map<string, Participant>();
   private readonly context: RoomContext;
+  private readonly speakers = new ActiveSpeakers(() => this.participants.values());
   private closed = false;
 
   constructor(name: string, sid: string, settings: RoomSettings, context: RoomContext) {
@@ -78,6 +80,7 @@ export class Room extends EventEmitter<RoomEvents> {
     this.sid = sid;
     this.settings = settings;
     this.context = context;
+    this.speakers.start();
   }
 
   get isClosed(): boolean {
@@ -202,6 +205,7 @@ export class Room extends EventEmitter<RoomEvents> {
   close(reason: DisconnectReason = DisconnectReason.ROOM_DELETED): void {
     if (this.closed) return;
     this.closed = true;
+    this.speakers.stop();
     for (const participant of [...this.participants.values()]) this.remove(participant, reason);
     this.emit('closed');
     this.removeAllListeners();

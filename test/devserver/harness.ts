@@ -127,12 +127,13 @@ export async function publishSine(client: Room, name = 'sine') {
       await source.captureFrame(new AudioFrame(data, SAMPLE_RATE, 1, samplesPerFrame));
     }
   })();
+  let stopped: Promise<void> | undefined;
   return {
     publication,
-    async stop() {
+    stop() {
       running = false;
-      await loop;
-      await source.close();
+      stopped ??= loop.then(() => source.close());
+      return stopped;
     },
   };
 }

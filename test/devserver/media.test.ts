@@ -94,11 +94,17 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       (track) => track.kind === TrackKind.KIND_VIDEO,
     );
     const listened = waitForEvent(publisher, RoomEvent.LocalTrackSubscribed);
+    const speaking = waitForEvent<[{ identity: string }[]]>(
+      subscriber,
+      RoomEvent.ActiveSpeakersChanged,
+      (speakers) => speakers.some((s) => s.identity === 'alice'),
+    );
     const sine = await publishSine(publisher);
     const bar = await publishMovingBar(publisher);
     try {
       const [[audioTrack, , from], [videoTrack]] = await Promise.all([audioArrived, videoArrived]);
       await listened;
+      await speaking;
       expect(from.identity).toBe('alice');
       const [audio, video] = await Promise.all([
         analyseAudio(audioTrack, 2_000),
@@ -114,6 +120,15 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       expect(video.width).toBe(VIDEO_WIDTH);
       expect(video.height).toBe(VIDEO_HEIGHT);
       expect(video.barPositions.size).toBeGreaterThan(5);
+
+      // Silence ends the speaking.
+      const quiet = waitForEvent<[{ identity: string }[]]>(
+        subscriber,
+        RoomEvent.ActiveSpeakersChanged,
+        (speakers) => !speakers.some((s) => s.identity === 'alice'),
+      );
+      await sine.stop();
+      await quiet;
     } finally {
       await sine.stop();
       await bar.stop();
