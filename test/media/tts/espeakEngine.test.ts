@@ -228,6 +228,12 @@ describe('createTtsEngine', () => {
   it('defaults to espeak and reads VISAGE_TTS_ENGINE', async () => {
     expect((await createTtsEngine(undefined, {})).id).toBe('espeak');
     expect((await createTtsEngine(undefined, { VISAGE_TTS_ENGINE: 'espeak' })).id).toBe('espeak');
+    const worker = (await createTtsEngine('espeak', {})) as EspeakEngine;
+    expect(worker.thread).toBe('worker');
+    const inline = (await createTtsEngine('espeak', {
+      VISAGE_TTS_THREAD: 'inline',
+    })) as EspeakEngine;
+    expect(inline.thread).toBe('inline');
   });
 
   it('names planned-but-absent engines and rejects unknown ones', async () => {
