@@ -1,0 +1,339 @@
+import { getJobContext, voice } from '@livekit/agents';
+import { type Room, TrackKind } from '@livekit/rtc-node';
+import { RoomServiceClient } from 'livekit-server-sdk';
+import type { CreateSessionRequest, ParticipantToken, Session } from '../api/index.js';
+import { VisageClient } from '../client/visageClient.js';
+import { subscribeAvatarChat } from './avatarChat.js';
+import { VisageException } from './errors.js';
+import { IdleController } from './idleController.js';
+import { pluginLog } from './log.js';
+import {
+  resolveOptions,
+  resolveStartOptions,
+  type AvatarSessionOptions,
+  type ResolvedOptions,
+  type StartOptions,
+} from './options.js';
+import { SessionCommandQueue } from './sessionCommandQueue.js';
+import { createSessionWithRetry } from './sessionStarter.js';
+import { VisageAudioStreamOutput } from './visageAudioStreamOutput.js';
+import { VisageSpeechOutput } from './visageSpeechOutput.js';
+import { VisageTextTTS } from './visageTextTts.js';
+
+/** How long `aclose()` gives the DELETE before giving up (the service also ends sessions whose agent left). */
+const DELETE_TIMEOUT_MS = 5_000;
+
+/**
+ * A Visage avatar for a LiveKit Agents `AgentSession`: the agent's replies are spoken by the
+ * avatar, which joins the agent's own room and publishes on the agent's behalf.
+ *
+ * @example
+ * ```ts
+ * const avatar = new AvatarSession({ avatarId: 'avt_…', voiceId: 'vc_…' }); // VISAGE_API_KEY
+ * await avatar.start(session, ctx.room); // before session.start()
+ * await session.start({ agent, room: ctx.room });
+ * ```
+ */
+export class AvatarSession extends voice.AvatarSession {
+  readonly #o: ResolvedOptions;
+  /** Creation is retried by the plugin itself (429 bound), so this client never retries. */
+  readonly #control: VisageClient;
+  /** Driving calls: the client retries a per-key request-rate 429 briefly. */
+  readonly #driving: VisageClient;
+  #session?: Session;
+  #participantToken?: ParticipantToken;
+  #queue?: SessionCommandQueue;
+  #output?: VisageSpeechOutput;
+  #idle?: IdleController;
+  #unsubscribeChat?: () => void;
+  #agentSession?: voice.AgentSession;
+  #roomName?: string;
+  #livekit: StartOptions = {};
+  #starting?: Promise<unknown>;
+  #closing?: Promise<void>;
+  readonly #abort = new AbortController();
+
+  constructor(options: AvatarSessionOptions) {
+    super();
+    this.#o = resolveOptions(options);
+    const common = {
+      apiKey: this.#o.apiKey,
+      baseUrl: this.#o.apiUrl,
+      timeoutMs: this.#o.connOptions.timeoutMs,
+    };
+    this.#control = new VisageClient({ ...common, maxRetries: 0 });
+    this.#driving = new VisageClient({ ...common, maxRetries: 2, maxRetryAfterSeconds: 5 });
+  }
+
+  override get avatarIdentity(): string {
+    return this.#session?.agent_identity ?? 'unknown';
+  }
+
+  override get provider(): string {
+    return 'visage';
+  }
+
+  /** The Visage session id, once `start()` created or attached it. */
+  get sessionId(): string | undefined {
+    return this.#session?.session_id;
+  }
+
+  /** The Visage session as the service described it when it was created or attached. */
+  get session(): Session | undefined {
+    return this.#session;
+  }
+
+  /**
+   * The participant token from the session's creation (a secret, for a client that should join
+   * the room). Undefined when attached to an existing session; see `refreshParticipantToken()`.
+   */
+  get participantToken(): ParticipantToken | undefined {
+    return this.#participantToken;
+  }
+
+  get mode(): 'text' | 'audio' {
+    return this.#o.mode;
+  }
+
+  /**
+   * Creates the Visage session in the agent's room (or attaches to `sessionId`) and installs the
+   * avatar as the agent's audio output. Call it before `AgentSession.start()`, with the room
+   * connected. Returns the session id. If anything fails after the session was created, the
+   * session is ended before the error is raised.
+   */
+  override async start(
+    agentSession: voice.AgentSession,
+    room: Room,
+    options: StartOptions = {},
+  ): Promise<string> {
+    // First, as the agents plugins do: registers aclose() as the job's shutdown callback.
+    await super.start(agentSession, room);
+    if (this.#starting || this.#closing) {
+      throw new VisageException('an AvatarSession can be started once');
+    }
+    const starting = this.#start(agentSession, room, options);
+    this.#starting = starting;
+    try {
+      return await starting;
+    } catch (err) {
+      await this.#endSession('start failed');
+      throw err;
+    }
+  }
+
+  async #start(agentSession: voice.AgentSession, room: Room, options: StartOptions) {
+    this.#agentSession = agentSession;
+    this.#livekit = resolveStartOptions(options);
+    const roomName = room.name || getJobContext(false)?.job.room?.name;
+    const localIdentity = getJobContext(false)?.agent?.identity || room.localParticipant?.identity;
+    if (!roomName || !localIdentity) {
+      throw new VisageException(
+        'the agent must be connected to its room before AvatarSession.start() (await ctx.connect())',
+      );
+    }
+    this.#roomName = roomName;
+    const session = this.#o.sessionId
+      ? await this.#attach(this.#o.sessionId, roomName)
+      : await this.#create(roomName, localIdentity);
+    this.#session = session;
+    const log = pluginLog().child({ session_id: session.session_id });
+    if (this.#abort.signal.aborted)
+      throw new VisageException('AvatarSession closed while starting');
+    this.#checkSameServer(session);
+    if (
+      this.#o.avatarParticipantIdentity &&
+      this.#o.avatarParticipantIdentity !== session.agent_identity
+    ) {
+      throw new VisageException(
+        `the Visage service assigned the avatar identity '${session.agent_identity}', not ` +
+          `'${this.#o.avatarParticipantIdentity}' (avatarParticipantIdentity)`,
+      );
+    }
+    // The base class waits for the avatar (waitForJoin, join metrics) only when it knows the
+    // identity, which exists only now: start it again with the identity known.
+    await this._rollbackStart();
+    await super.start(agentSession, room);
+
+    const queue = new SessionCommandQueue(this.#driving, session.session_id, {
+      timeoutMs: this.#o.connOptions.timeoutMs,
+    });
+    this.#queue = queue;
+    if (this.#o.mode === 'text') {
+      const output = new VisageSpeechOutput(queue, {
+        playbackTimeoutMs: this.#o.playbackTimeoutMs,
+        interruptGraceMs: this.#o.interruptGraceMs,
+      });
+      this.#output = output;
+      this.#unsubscribeChat = subscribeAvatarChat(room, session.agent_identity, (message) =>
+        output.handleAvatarChat(message),
+      );
+      agentSession.tts = new VisageTextTTS(this.#o.sentenceTokenizer);
+      agentSession.output.audio = output;
+    } else {
+      agentSession.output.audio = new VisageAudioStreamOutput(queue, {
+        room,
+        destinationIdentity: session.agent_identity,
+        waitRemoteTrack: TrackKind.KIND_VIDEO,
+        waitPlaybackStart: true,
+      });
+    }
+    if (this.#o.parkAfterMs !== null) {
+      this.#idle = new IdleController(agentSession, queue, this.#o.parkAfterMs);
+      this.#idle.start();
+    }
+    agentSession.on(voice.AgentSessionEventTypes.Close, this.#onAgentSessionClose);
+    log.info(
+      { mode: this.#o.mode, room: roomName, avatar_identity: session.agent_identity },
+      'Visage avatar started',
+    );
+    return session.session_id;
+  }
+
+  async #create(roomName: string, localIdentity: string): Promise<Session> {
+    const request: CreateSessionRequest = {
+      avatar_id: this.#o.avatarId!,
+      mode: 'video',
+      transport: 'livekit',
+      room_name: roomName,
+      publish_on_behalf: localIdentity,
+      ...(this.#o.voiceId ? { voice_id: this.#o.voiceId } : {}),
+      ...(this.#o.idleTimeoutSeconds ? { idle_timeout_seconds: this.#o.idleTimeoutSeconds } : {}),
+    };
+    const created = await createSessionWithRetry(this.#control, request, {
+      maxCapacityWaitSeconds: this.#o.maxCapacityWaitSeconds,
+      connOptions: this.#o.connOptions,
+      signal: this.#abort.signal,
+    });
+    const {
+      participant_token,
+      participant_token_expires_at,
+      concurrency: _concurrency,
+      ...session
+    } = created;
+    // Kept before anything else can fail, so the session is always ended on the way out.
+    this.#session = session;
+    this.#participantToken = {
+      participant_token,
+      expires_at: participant_token_expires_at,
+    };
+    return session;
+  }
+
+  async #attach(sessionId: string, roomName: string): Promise<Session> {
+    const { concurrency: _concurrency, ...session } = await this.#control.sessions.get(sessionId, {
+      signal: this.#abort.signal,
+    });
+    if (session.status === 'ended') {
+      throw new VisageException(
+        `the Visage session ${sessionId} has ended (${session.end_reason})`,
+      );
+    }
+    if (session.room_name !== roomName) {
+      throw new VisageException(
+        `the Visage session ${sessionId} is in room '${session.room_name}', not the agent's room '${roomName}'`,
+      );
+    }
+    this.#session = session;
+    return session;
+  }
+
+  /** Warns when Visage publishes to another LiveKit server than the agent's. */
+  #checkSameServer(session: Session): void {
+    const mine = this.#livekit.livekitUrl;
+    if (!mine) return;
+    if (hostOf(mine) !== hostOf(session.livekit_url)) {
+      pluginLog().warn(
+        { agent_livekit_url: mine, visage_livekit_url: session.livekit_url },
+        'Visage joins a different LiveKit server than the agent; the avatar will not appear in the agent room',
+      );
+    }
+  }
+
+  /**
+   * A fresh participant token for the session's room (for a client whose connection dropped
+   * long ago and whose token expired); the session and its slot are unchanged.
+   */
+  async refreshParticipantToken(): Promise<ParticipantToken> {
+    const id = this.#session?.session_id;
+    if (!id) throw new VisageException('the avatar session has not started');
+    const { concurrency: _concurrency, ...token } =
+      await this.#control.sessions.participantToken(id);
+    this.#participantToken = token;
+    return token;
+  }
+
+  /** Resolves once every request queued for the session has been answered. */
+  async flushRequests(): Promise<void> {
+    await this.#queue?.whenIdle();
+  }
+
+  /**
+   * Ends the Visage session (`DELETE`: the avatar leaves and the slot is freed) and detaches
+   * from the agent session. Safe to call more than once, while `start()` is still running, and
+   * after it failed. Also runs as the job's shutdown callback and when the AgentSession closes.
+   */
+  override async aclose(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#abort.abort(new VisageException('AvatarSession closed'));
+    await this.#starting?.catch(() => undefined);
+    this.#agentSession?.off(voice.AgentSessionEventTypes.Close, this.#onAgentSessionClose);
+    this.#idle?.stop();
+    this.#unsubscribeChat?.();
+    this.#output?.close();
+    this.#queue?.close();
+    await this.#endSession('closed');
+    await this.#removeAvatarOutsideJob();
+    await super.aclose();
+  }
+
+  #ending?: Promise<void>;
+
+  /** DELETEs the session once (the service answers 204 for an ended session too). */
+  #endSession(why: string): Promise<void> {
+    const id = this.#session?.session_id;
+    if (!id) return Promise.resolve();
+    this.#ending ??= (async () => {
+      try {
+        await this.#control.sessions.delete(id, { timeoutMs: DELETE_TIMEOUT_MS });
+        pluginLog().info({ session_id: id, why }, 'Visage session ended');
+      } catch (err) {
+        pluginLog().error({ err, session_id: id }, 'could not end the Visage session');
+      }
+    })();
+    return this.#ending;
+  }
+
+  /** The base class removes the avatar with the job's credentials; outside a job, use ours. */
+  async #removeAvatarOutsideJob(): Promise<void> {
+    const { livekitUrl, livekitApiKey, livekitApiSecret } = this.#livekit;
+    const identity = this.#session?.agent_identity;
+    if (getJobContext(false) || !identity || !this.#roomName) return;
+    if (!livekitUrl || !livekitApiKey || !livekitApiSecret) return;
+    try {
+      const rooms = new RoomServiceClient(httpUrl(livekitUrl), livekitApiKey, livekitApiSecret);
+      await rooms.removeParticipant(this.#roomName, identity);
+    } catch {
+      // Usually gone already: DELETE made the avatar leave.
+    }
+  }
+
+  #onAgentSessionClose = (): void => {
+    void this.aclose();
+  };
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function httpUrl(url: string): string {
+  return url.replace(/^ws(s?):/, 'http$1:');
+}

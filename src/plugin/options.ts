@@ -1,0 +1,156 @@
+import {
+  type APIConnectOptions,
+  DEFAULT_API_CONNECT_OPTIONS,
+  type tokenize,
+} from '@livekit/agents';
+import { VisageException } from './errors.js';
+
+/**
+ * `text` (default): the agent's LLM text is spoken by Visage with its own voice, sentence by
+ * sentence. `audio`: the agent keeps its own TTS and streams the audio to the avatar over the
+ * standard LiveKit avatar protocol (`lk.audio_stream`); Visage only lip-syncs it.
+ */
+export type AvatarMode = 'text' | 'audio';
+
+export interface AvatarSessionOptions {
+  /** The avatar to run (`avt_…`). Required unless `sessionId` is given. */
+  avatarId?: string;
+  /** The voice (`vc_…` cloned, `voice_…` stock). Default: the avatar's default voice. */
+  voiceId?: string;
+  /** Attach to this existing session (`ses_…`) instead of creating one. */
+  sessionId?: string;
+  /** Default `text`. */
+  mode?: AvatarMode;
+  /** Secret key (`sk_…`). Default: $VISAGE_API_KEY. */
+  apiKey?: string;
+  /** Base URL of the Visage API. Default: $VISAGE_API_URL, else http://127.0.0.1:8080. */
+  apiUrl?: string;
+  /**
+   * The identity the avatar must have in the room. The Visage service assigns it
+   * (`agent_identity`); when this is set and the service assigned another, `start()` fails
+   * rather than listening to the wrong participant.
+   */
+  avatarParticipantIdentity?: string;
+  /**
+   * Request timeout (`timeoutMs`) and retries of unanswered requests and 5xx when creating the
+   * session (`maxRetry`, `retryIntervalMs`). Default: the framework's (3 retries, 2 s, 10 s).
+   */
+  connOptions?: APIConnectOptions;
+  /**
+   * Splits the LLM text into the sentences sent to `/speak` (text mode). Default
+   * `tokenize.basic.SentenceTokenizer()`, which merges sentences of 20 characters or fewer into
+   * the next; pass `{ minSentenceLength: 1 }` for a faster first sentence.
+   */
+  sentenceTokenizer?: tokenize.SentenceTokenizer;
+  /**
+   * Park the avatar (`waiting_state`) after this many seconds with neither side speaking; it
+   * resumes before the next speech and when the user speaks. `null` never parks. Default 30.
+   */
+  parkAfterSeconds?: number | null;
+  /** The service's idle timeout for this session (`idle_timeout_seconds`), 5..86400. */
+  idleTimeoutSeconds?: number;
+  /**
+   * How long `start()` keeps retrying a `429` (`concurrency_cap`, `platform_busy`) after its
+   * Retry-After before raising `VisageCapacityError`. Seconds; 0 raises at once. Default 30.
+   */
+  maxCapacityWaitSeconds?: number;
+  /**
+   * Text mode: a segment is ended (and the avatar interrupted) when the avatar shows no sign of
+   * life for this long while it should be speaking. Milliseconds. Default 10000.
+   */
+  playbackTimeoutMs?: number;
+  /**
+   * Text mode: the longest an interruption waits for the avatar's report of what was heard.
+   * Milliseconds. Default 750.
+   */
+  interruptGraceMs?: number;
+}
+
+/** LiveKit server of the agent's room; used to check that Visage joins the same server. */
+export interface StartOptions {
+  /** Default: $LIVEKIT_URL. */
+  livekitUrl?: string;
+  /** Default: $LIVEKIT_API_KEY. */
+  livekitApiKey?: string;
+  /** Default: $LIVEKIT_API_SECRET. */
+  livekitApiSecret?: string;
+}
+
+export interface ResolvedOptions {
+  avatarId?: string;
+  voiceId?: string;
+  sessionId?: string;
+  mode: AvatarMode;
+  apiKey: string;
+  apiUrl: string;
+  avatarParticipantIdentity?: string;
+  connOptions: APIConnectOptions;
+  sentenceTokenizer?: tokenize.SentenceTokenizer;
+  parkAfterMs: number | null;
+  idleTimeoutSeconds?: number;
+  maxCapacityWaitSeconds: number;
+  playbackTimeoutMs: number;
+  interruptGraceMs: number;
+}
+
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+const DEFAULT_PARK_AFTER_SECONDS = 30;
+
+/** Applies defaults and environment fallbacks; throws VisageException for unusable options. */
+export function resolveOptions(o: AvatarSessionOptions): ResolvedOptions {
+  const apiKey = o.apiKey || process.env.VISAGE_API_KEY || '';
+  if (!apiKey) {
+    throw new VisageException(
+      'The Visage API key must be set by passing apiKey or the VISAGE_API_KEY environment variable',
+    );
+  }
+  if (!apiKey.startsWith('sk_')) throw new VisageException('apiKey must be a secret key (sk_…)');
+  if (!o.avatarId && !o.sessionId) throw new VisageException('avatarId (or sessionId) is required');
+  const mode = o.mode ?? 'text';
+  if (mode !== 'text' && mode !== 'audio') {
+    throw new VisageException(`mode must be 'text' or 'audio', not '${String(mode)}'`);
+  }
+  if (mode === 'audio' && o.sentenceTokenizer) {
+    throw new VisageException('sentenceTokenizer applies to text mode only');
+  }
+  const parkAfterSeconds =
+    o.parkAfterSeconds === undefined ? DEFAULT_PARK_AFTER_SECONDS : o.parkAfterSeconds;
+  if (parkAfterSeconds !== null && !(parkAfterSeconds > 0)) {
+    throw new VisageException('parkAfterSeconds must be a positive number of seconds, or null');
+  }
+  return {
+    avatarId: o.avatarId,
+    voiceId: o.voiceId,
+    sessionId: o.sessionId,
+    mode,
+    apiKey,
+    apiUrl: o.apiUrl || process.env.VISAGE_API_URL || DEFAULT_API_URL,
+    avatarParticipantIdentity: o.avatarParticipantIdentity,
+    connOptions: o.connOptions ?? DEFAULT_API_CONNECT_OPTIONS,
+    sentenceTokenizer: o.sentenceTokenizer,
+    parkAfterMs: parkAfterSeconds === null ? null : parkAfterSeconds * 1000,
+    idleTimeoutSeconds: o.idleTimeoutSeconds,
+    maxCapacityWaitSeconds: nonNegative(o.maxCapacityWaitSeconds ?? 30, 'maxCapacityWaitSeconds'),
+    playbackTimeoutMs: positive(o.playbackTimeoutMs ?? 10_000, 'playbackTimeoutMs'),
+    interruptGraceMs: nonNegative(o.interruptGraceMs ?? 750, 'interruptGraceMs'),
+  };
+}
+
+/** LiveKit settings with their environment fallbacks (all optional for Visage). */
+export function resolveStartOptions(o: StartOptions): StartOptions {
+  return {
+    livekitUrl: o.livekitUrl || process.env.LIVEKIT_URL || undefined,
+    livekitApiKey: o.livekitApiKey || process.env.LIVEKIT_API_KEY || undefined,
+    livekitApiSecret: o.livekitApiSecret || process.env.LIVEKIT_API_SECRET || undefined,
+  };
+}
+
+function positive(n: number, name: string): number {
+  if (!(n > 0)) throw new VisageException(`${name} must be positive`);
+  return n;
+}
+
+function nonNegative(n: number, name: string): number {
+  if (!(n >= 0)) throw new VisageException(`${name} must not be negative`);
+  return n;
+}

@@ -1,0 +1,91 @@
+import { type APIConnectOptions, intervalForRetry } from '@livekit/agents';
+import type { CreateSessionRequest, CreatedSession } from '../api/index.js';
+import {
+  VisageApiError,
+  VisageConnectionError,
+  VisageRateLimitError,
+  type Concurrency,
+} from '../client/errors.js';
+import type { VisageClient, WithConcurrency } from '../client/visageClient.js';
+import { VisageCapacityError } from './errors.js';
+import { pluginLog } from './log.js';
+
+/** Retry-After to assume when a 429 carries none (the specification's fallback). */
+const FALLBACK_RETRY_AFTER_SECONDS = 5;
+const CAPACITY_CODES = new Set(['concurrency_cap', 'platform_busy', 'too_many_requests']);
+
+export interface StartRetryPolicy {
+  /** Total time a refused creation (429) may keep being retried after its Retry-After. */
+  maxCapacityWaitSeconds: number;
+  /** Retries of unanswered requests and 5xx answers (`maxRetry`, `retryIntervalMs`). */
+  connOptions: APIConnectOptions;
+  signal?: AbortSignal;
+}
+
+/**
+ * Creates a Visage session. A `429` is retried after its Retry-After as long as the total wait
+ * stays within `maxCapacityWaitSeconds`, then raised as a {@link VisageCapacityError} that
+ * states the key's cap. Connection failures and 5xx are retried `connOptions.maxRetry` times.
+ * Anything else (a bad key, an unknown avatar or voice) is raised at once, typed by the client.
+ */
+export async function createSessionWithRetry(
+  client: VisageClient,
+  request: CreateSessionRequest,
+  policy: StartRetryPolicy,
+): Promise<WithConcurrency<CreatedSession>> {
+  const started = Date.now();
+  let attempts = 0;
+  let transientFailures = 0;
+  for (;;) {
+    policy.signal?.throwIfAborted();
+    attempts++;
+    try {
+      return await client.sessions.create(request, { signal: policy.signal });
+    } catch (err) {
+      policy.signal?.throwIfAborted();
+      if (err instanceof VisageRateLimitError && CAPACITY_CODES.has(err.code)) {
+        const wait = err.retryAfterSeconds ?? FALLBACK_RETRY_AFTER_SECONDS;
+        const waited = (Date.now() - started) / 1000;
+        if (waited + wait > policy.maxCapacityWaitSeconds) {
+          throw new VisageCapacityError(err, attempts, waited);
+        }
+        pluginLog().warn(
+          { code: err.code, ...capFields(err.concurrency), retry_after_s: wait, attempt: attempts },
+          'Visage is at capacity; retrying the session after Retry-After',
+        );
+        await sleep(wait * 1000, policy.signal);
+        continue;
+      }
+      const transient =
+        err instanceof VisageConnectionError ||
+        (err instanceof VisageApiError && err.status >= 500);
+      if (!transient || transientFailures >= policy.connOptions.maxRetry) throw err;
+      const interval = intervalForRetry(policy.connOptions, transientFailures);
+      transientFailures++;
+      pluginLog().warn(
+        { err: String(err), attempt: attempts, retry_in_ms: interval },
+        'creating the Visage session failed; retrying',
+      );
+      await sleep(interval, policy.signal);
+    }
+  }
+}
+
+function capFields(c: Concurrency | undefined) {
+  return c ? { active: c.active, cap: c.max } : {};
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
