@@ -13,8 +13,10 @@ import type { VoiceProfile } from './voiceProfile.js';
 /**
  * Build a voice profile from a reference clip: measure the speaker, map the measurements to
  * espeak-ng settings, then close the loop: synthesize a fixed probe sentence with those
- * settings, measure what came out, and correct pitch (and once, formant scale and rate) until the
- * output's median F0 is within 1.5 % of the reference (at most four probes).
+ * settings, measure what came out, and correct pitch base and range (and, after the first probe,
+ * formant scale and rate) until the output's median F0 is within 1.5 % of the reference and its
+ * p10-p90 spread within 0.7 semitones (at most five probes; the best probe's settings win).
+ * Errors: UnreadableAudioError (422) when the clip holds under 0.5 s of voiced speech.
  *
  * What this reproduces: pitch level and range, apparent vocal-tract size (formant scaling from
  * F3) and speaking rate. What it does not: the speaker's identity (timbre, accent, voice
