@@ -18,7 +18,13 @@ export {
   type FaceRendererOptions,
   type FaceRenderInput,
 } from './faceRenderer.js';
-export { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
+export {
+  EYE_RECT as EYE_REGION,
+  FRAME_HEIGHT,
+  FRAME_WIDTH,
+  MOUTH_RECT as MOUTH_REGION,
+  type Rect,
+} from './faceGeometry.js';
 export { i420Size, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';

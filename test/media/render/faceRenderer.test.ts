@@ -3,7 +3,9 @@ import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import type { MouthPose, Viseme } from '../../../src/media/lipsync/viseme.js';
 import {
   createFaceRenderer,
+  EYE_REGION,
   i420Size,
+  MOUTH_REGION,
   measureMouthOpening,
   prepareAvatar,
   type FaceRenderer,
@@ -176,6 +178,12 @@ describe('face renderer: catalogue', () => {
         expect(meanAbsDiff(frames[i]!, frames[j]!)).toBeGreaterThan(10);
       }
     }
+  });
+
+  it('exports the mouth and eye regions without building an atlas', () => {
+    const r = createFaceRenderer(AVATAR_CATALOGUE[0]!.avatarId);
+    expect(MOUTH_REGION).toEqual(r.mouthRegion);
+    expect(EYE_REGION).toEqual(r.eyeRegion);
   });
 
   it('refuses an avatar id outside the catalogue', () => {
