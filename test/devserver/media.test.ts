@@ -1,15 +1,20 @@
 import {
   dispose,
+  Room,
+  type RemoteTrackPublication,
   RoomEvent,
   TrackKind,
   type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
 import {
+  API_KEY,
+  API_SECRET,
   analyseAudio,
   analyseVideo,
   connect,
@@ -18,6 +23,7 @@ import {
   SINE_AMPLITUDE,
   SINE_HZ,
   startTestServer,
+  token,
   until,
   VIDEO_HEIGHT,
   VIDEO_WIDTH,
@@ -185,6 +191,45 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       await sine.stop();
       await bar.stop();
       await Promise.all([publisher.disconnect(), subscriber.disconnect()]);
+    }
+  });
+
+  it('subscribes on request when auto-subscribe is off (client and RoomService)', async () => {
+    const publisher = await connect(server, 'manual-room', 'alice');
+    const manual = new Room();
+    await manual.connect(server.url, await token('manual-room', 'agent'), {
+      autoSubscribe: false,
+      dynacast: false,
+    });
+    const subscribed: RemoteTrack[] = [];
+    manual.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => subscribed.push(track));
+    const published = waitForEvent<[RemoteTrackPublication]>(manual, RoomEvent.TrackPublished);
+    const sine = await publishSine(publisher);
+    try {
+      const [publication] = await published;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(subscribed).toHaveLength(0);
+
+      // The way agents subscribe to audio only: setSubscribed on the publication.
+      const first = waitForEvent<[RemoteTrack]>(manual, RoomEvent.TrackSubscribed);
+      publication.setSubscribed(true);
+      const [track] = await first;
+      const audio = await analyseAudio(track, 800);
+      expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
+
+      const dropped = waitForEvent(manual, RoomEvent.TrackUnsubscribed);
+      publication.setSubscribed(false);
+      await dropped;
+      const participant = server.rooms.get('manual-room')!.participant('agent')!;
+      await until(() => participant.subscriptions.size === 0, 5_000, 'server unsubscribed');
+
+      const again = waitForEvent(manual, RoomEvent.TrackSubscribed);
+      const api = new RoomServiceClient(server.httpUrl, API_KEY, API_SECRET);
+      await api.updateSubscriptions('manual-room', 'agent', [publication.sid!], true);
+      await again;
+    } finally {
+      await sine.stop();
+      await Promise.all([publisher.disconnect(), manual.disconnect()]);
     }
   });
 
