@@ -28,7 +28,14 @@ export function inPixels(f: (x: number, y: number) => number): (x: number, y: nu
 export function ellipse(cx: number, cy: number, rx: number, ry: number): ImplicitShape {
   return {
     bounds: [cx - rx - 2, cy - ry - 2, cx + rx + 2, cy + ry + 2],
-    f: inPixels((x, y) => Math.hypot((x - cx) / rx, (y - cy) / ry) - 1),
+    // First-order distance: (k - 1) / |grad k| with k the normalised radius, in closed form.
+    f: (x, y) => {
+      const u = (x - cx) / rx;
+      const v = (y - cy) / ry;
+      const k = Math.hypot(u, v);
+      if (k < 1e-9) return -Math.min(rx, ry);
+      return ((k - 1) * k) / Math.hypot(u / rx, v / ry);
+    },
   };
 }
 
