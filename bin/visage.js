@@ -10,3 +10,5 @@ if (!existsSync(main)) {
 }
 const { run } = await import(main);
 process.exitCode = await run(process.argv.slice(2));
+// Everything was closed; if a stray handle still holds the loop, do not hang on it.
+setTimeout(() => process.exit(), 3000).unref();

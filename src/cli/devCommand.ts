@@ -10,6 +10,7 @@ import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { dataDirFrom } from './dataDir.js';
+import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
@@ -103,5 +104,6 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
   server.log.info({ signal }, 'shutting down');
   await server.close();
   await livekit.close();
+  await releaseNativeRuntime();
   return 0;
 }

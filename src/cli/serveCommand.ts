@@ -3,6 +3,7 @@ import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { dataDirFrom } from './dataDir.js';
+import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
@@ -63,5 +64,6 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
   const signal = await untilSignal();
   server.log.info({ signal }, 'shutting down');
   await server.close();
+  await releaseNativeRuntime();
   return 0;
 }

@@ -2,3 +2,4 @@
 import { run } from '../../src/cli/main.js';
 
 process.exitCode = await run(process.argv.slice(2));
+setTimeout(() => process.exit(), 3000).unref();
