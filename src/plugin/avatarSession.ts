@@ -108,9 +108,8 @@ export class AvatarSession extends voice.AvatarSession {
   ): Promise<string> {
     // First, as the agents plugins do: registers aclose() as the job's shutdown callback.
     await super.start(agentSession, room);
-    if (this.#starting || this.#closing) {
-      throw new VisageException('an AvatarSession can be started once');
-    }
+    if (this.#closing) throw new VisageException('AvatarSession closed');
+    if (this.#starting) throw new VisageException('an AvatarSession can be started once');
     const starting = this.#start(agentSession, room, options);
     this.#starting = starting;
     try {

@@ -1,0 +1,91 @@
+import type { Room } from '@livekit/rtc-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AvatarSession, VisageCapacityError } from '../../src/index.js';
+import { agentSession, sleep } from './agentHarness.js';
+import { apiSession, MILO, startPluginHarness, type PluginHarness } from './pluginHarness.js';
+
+// The service answers 429 with Retry-After: 10, so these tests take 10-20 s each.
+let h: PluginHarness;
+beforeAll(async () => {
+  h = await startPluginHarness();
+});
+afterAll(() => h?.close());
+
+/** A key with a cap of one, its slot taken by a session created through the API. */
+async function fullKey() {
+  const key = await h.server.newKey(1);
+  const res = await h.server.call('POST', '/v1/sessions', {
+    json: { avatar_id: MILO, mode: 'video' },
+    auth: key.secret,
+  });
+  expect(res.status).toBe(201);
+  const { session_id } = (await res.json()) as { session_id: string };
+  return { secret: key.secret, blocker: session_id };
+}
+
+describe('429 at start', () => {
+  it('raises VisageCapacityError stating the cap at once when no wait is allowed', async () => {
+    const { secret } = await fullKey();
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: secret,
+      apiUrl: h.server.url,
+      maxCapacityWaitSeconds: 0,
+    });
+    const sut = agentSession([]);
+    const started = Date.now();
+    const error = await avatar
+      .start(sut.session, h.media.room('cap-now') as unknown as Room)
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(error).toBeInstanceOf(VisageCapacityError);
+    const cap = error as VisageCapacityError;
+    expect(cap).toMatchObject({ code: 'concurrency_cap', cap: 1, active: 1, attempts: 1 });
+    expect(cap.retryAfterSeconds).toBe(10);
+    expect(cap.message).toMatch(/cap of 1 concurrent sessions/);
+    await avatar.aclose();
+    await sut.close();
+  });
+
+  it('is retried after Retry-After, then reported with the cap when the bound is spent', async () => {
+    const { secret } = await fullKey();
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: secret,
+      apiUrl: h.server.url,
+      maxCapacityWaitSeconds: 15,
+    });
+    const sut = agentSession([]);
+    const started = Date.now();
+    const error = await avatar
+      .start(sut.session, h.media.room('cap-retried') as unknown as Room)
+      .catch((e: unknown) => e);
+    const elapsed = Date.now() - started;
+    expect(error).toBeInstanceOf(VisageCapacityError);
+    expect((error as VisageCapacityError).attempts).toBe(2);
+    expect((error as VisageCapacityError).waitedSeconds).toBeGreaterThanOrEqual(10);
+    expect((error as VisageCapacityError).message).toMatch(/cap of 1 concurrent sessions/);
+    expect(elapsed).toBeGreaterThanOrEqual(10_000);
+    expect(elapsed).toBeLessThan(13_000);
+    await avatar.aclose();
+    await sut.close();
+  }, 30_000);
+
+  it('succeeds on a retry once a slot frees up', async () => {
+    const { secret, blocker } = await fullKey();
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: secret,
+      apiUrl: h.server.url,
+      maxCapacityWaitSeconds: 25,
+    });
+    const sut = agentSession([]);
+    const starting = avatar.start(sut.session, h.media.room('cap-freed') as unknown as Room);
+    await sleep(1_000);
+    await h.server.call('DELETE', `/v1/sessions/${blocker}`, { auth: secret });
+    const id = await starting;
+    expect((await apiSession(h.server, id)).status).not.toBe('ended');
+    await avatar.aclose();
+    await sut.close();
+  }, 30_000);
+});

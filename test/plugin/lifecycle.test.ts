@@ -1,0 +1,234 @@
+import { Plugin, voice } from '@livekit/agents';
+import type { Room } from '@livekit/rtc-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AvatarSession,
+  VisageAuthenticationError,
+  VisageException,
+  VisageNotFoundError,
+  VisageSpeechOutput,
+  VisageTextTTS,
+} from '../../src/index.js';
+import { agentSession } from './agentHarness.js';
+import { apiSession, MILO, startPluginHarness, type PluginHarness } from './pluginHarness.js';
+
+let h: PluginHarness;
+beforeAll(async () => {
+  h = await startPluginHarness();
+});
+afterAll(() => h?.close());
+
+const ENV = ['VISAGE_API_KEY', 'VISAGE_API_URL', 'LIVEKIT_URL'] as const;
+const savedEnv = Object.fromEntries(ENV.map((k) => [k, process.env[k]]));
+afterEach(() => {
+  for (const k of ENV) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+});
+
+/** Sessions of the test key that the service still counts. */
+async function liveSessions(): Promise<string[]> {
+  const res = await h.server.call('GET', '/v1/sessions?limit=100');
+  const body = (await res.json()) as { data: Array<{ session_id: string; status: string }> };
+  return body.data.filter((s) => s.status !== 'ended').map((s) => s.session_id);
+}
+
+describe('AvatarSession: start and attach', () => {
+  it('creates the session in the agent room, publishing on behalf of the agent, and installs the avatar', async () => {
+    const s = await h.start({});
+    const res = await h.server.call('GET', `/v1/sessions/${s.sessionId}`);
+    const session = (await res.json()) as Record<string, unknown>;
+    expect(session).toMatchObject({
+      status: 'active',
+      avatar_id: MILO,
+      room_name: s.room.name,
+      publish_on_behalf: 'agent-under-test',
+      agent_identity: s.sim.spec.agentIdentity,
+    });
+    expect(s.avatar.sessionId).toBe(s.sessionId);
+    expect(s.avatar.avatarIdentity).toBe(session.agent_identity);
+    expect(s.avatar.provider).toBe('visage');
+    expect(s.avatar.participantToken?.participant_token).toMatch(/^ey/);
+    expect(s.session.output.audio).toBeInstanceOf(VisageSpeechOutput);
+    expect(s.session.tts).toBeInstanceOf(VisageTextTTS);
+    expect(s.session.tts!.capabilities.alignedTranscript).toBe(false);
+  });
+
+  it('reads apiKey and apiUrl from VISAGE_API_KEY and VISAGE_API_URL', async () => {
+    process.env.VISAGE_API_KEY = h.server.secret;
+    process.env.VISAGE_API_URL = h.server.url;
+    const avatar = new AvatarSession({ avatarId: MILO, parkAfterSeconds: null });
+    const sut = agentSession([]);
+    try {
+      const id = await avatar.start(sut.session, h.media.room('env-room') as unknown as Room);
+      expect((await apiSession(h.server, id)).status).toBe('active');
+    } finally {
+      await avatar.aclose();
+      await sut.close();
+    }
+  });
+
+  it('refuses unusable options with VisageException', () => {
+    delete process.env.VISAGE_API_KEY;
+    expect(() => new AvatarSession({ avatarId: MILO })).toThrow(VisageException);
+    expect(() => new AvatarSession({ avatarId: MILO })).toThrow(/VISAGE_API_KEY/);
+    expect(() => new AvatarSession({ apiKey: 'sk_x' })).toThrow(/avatarId/);
+    expect(() => new AvatarSession({ avatarId: MILO, apiKey: 'pk_x' })).toThrow(/secret key/);
+    expect(
+      () => new AvatarSession({ avatarId: MILO, apiKey: 'sk_x', parkAfterSeconds: 0 }),
+    ).toThrow(/parkAfterSeconds/);
+  });
+
+  it('fails start with a typed error for a bad key or an unknown avatar, leaving nothing live', async () => {
+    const before = await liveSessions();
+    const badKey = new AvatarSession({
+      avatarId: MILO,
+      apiKey: 'sk_' + 'x'.repeat(40),
+      apiUrl: h.server.url,
+    });
+    const sut = agentSession([]);
+    await expect(
+      badKey.start(sut.session, h.media.room('bad-key') as unknown as Room),
+    ).rejects.toBeInstanceOf(VisageAuthenticationError);
+    const unknown = new AvatarSession({
+      avatarId: 'avt_Nobody000000000000000001',
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+    });
+    const error = await unknown
+      .start(sut.session, h.media.room('unknown-avatar') as unknown as Room)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VisageNotFoundError);
+    expect((error as VisageNotFoundError).code).toBe('avatar_not_found');
+    expect(await liveSessions()).toEqual(before);
+    await sut.close();
+  });
+
+  it('attaches to an existing session by sessionId', async () => {
+    const room = h.media.room('attach-room');
+    const res = await h.server.call('POST', '/v1/sessions', {
+      json: { avatar_id: MILO, mode: 'video', room_name: room.name },
+    });
+    const created = (await res.json()) as { session_id: string; agent_identity: string };
+    const avatar = new AvatarSession({
+      sessionId: created.session_id,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+      parkAfterSeconds: null,
+    });
+    const sut = agentSession([]);
+    try {
+      expect(await avatar.start(sut.session, room as unknown as Room)).toBe(created.session_id);
+      expect(avatar.avatarIdentity).toBe(created.agent_identity);
+      await sut.session.start({ agent: new voice.Agent({ instructions: 'test' }) });
+      await sut.session.say('Attached and speaking.').waitForPlayout();
+      expect(h.media.sessions.get(created.session_id)!.finals()).toEqual([
+        'Attached and speaking.',
+      ]);
+    } finally {
+      await sut.close();
+      await avatar.aclose();
+    }
+    expect((await apiSession(h.server, created.session_id)).status).toBe('ended');
+  });
+
+  it('refuses to attach to a session of another room', async () => {
+    const res = await h.server.call('POST', '/v1/sessions', {
+      json: { avatar_id: MILO, mode: 'video', room_name: 'somewhere-else' },
+    });
+    const { session_id } = (await res.json()) as { session_id: string };
+    const avatar = new AvatarSession({
+      sessionId: session_id,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+    });
+    const sut = agentSession([]);
+    await expect(
+      avatar.start(sut.session, h.media.room('my-room') as unknown as Room),
+    ).rejects.toThrow(/somewhere-else/);
+    await sut.close();
+  });
+
+  it('registers itself with the agents framework', () => {
+    const mine = Plugin.registeredPlugins.filter((p) => p.title === 'visage');
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.package).toBe('visage');
+  });
+});
+
+describe('AvatarSession: shutdown', () => {
+  it('aclose() deletes the session: the avatar leaves and the slot is freed', async () => {
+    const s = await h.start({});
+    await s.avatar.aclose();
+    expect(await apiSession(h.server, s.sessionId)).toMatchObject({
+      status: 'ended',
+      end_reason: 'deleted',
+    });
+    expect(s.sim.closed).toBe(true);
+    await s.avatar.aclose(); // idempotent
+  });
+
+  it('closing the AgentSession ends the avatar session too', async () => {
+    const s = await h.start({});
+    await s.session.close();
+    await expect
+      .poll(async () => (await apiSession(h.server, s.sessionId)).status, { timeout: 5_000 })
+      .toBe('ended');
+  });
+
+  it('a start that fails half way ends the session it created', async () => {
+    const sut = agentSession([]);
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+      avatarParticipantIdentity: 'an-identity-the-service-never-assigns',
+    });
+    const before = await liveSessions();
+    const error = await avatar
+      .start(sut.session, h.media.room('half-way') as unknown as Room)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VisageException);
+    const id = avatar.sessionId!;
+    expect(id).toMatch(/^ses_/);
+    expect(await apiSession(h.server, id)).toMatchObject({
+      status: 'ended',
+      end_reason: 'deleted',
+    });
+    expect(await liveSessions()).toEqual(before);
+    await sut.close();
+  });
+
+  it('aclose() during start aborts it and ends whatever was created', async () => {
+    const sut = agentSession([]);
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+    });
+    const before = await liveSessions();
+    const starting = avatar
+      .start(sut.session, h.media.room('closed-while-starting') as unknown as Room)
+      .catch((e: unknown) => e);
+    await avatar.aclose();
+    const outcome = await starting;
+    expect(outcome).toBeInstanceOf(VisageException);
+    expect(await liveSessions()).toEqual(before);
+    await sut.close();
+  });
+
+  it('refreshParticipantToken() re-mints a token for the same session', async () => {
+    const s = await h.start({});
+    const first = s.avatar.participantToken!;
+    const fresh = await s.avatar.refreshParticipantToken();
+    expect(fresh.participant_token).toMatch(/^ey/);
+    expect(Date.parse(fresh.expires_at)).toBeGreaterThan(Date.now());
+    expect(s.avatar.participantToken).toEqual(fresh);
+    expect(first.participant_token).not.toBe('');
+    await s.avatar.aclose();
+    await expect(s.avatar.refreshParticipantToken()).rejects.toMatchObject({
+      code: 'session_ended',
+    });
+  });
+});
