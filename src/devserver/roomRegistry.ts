@@ -58,7 +58,10 @@ export class RoomRegistry extends EventEmitter<RoomRegistryEvents> {
       log: this.context.log.child({ room: name }),
     });
     this.rooms.set(name, room);
-    room.on('participantJoined', () => this.clearTimer(room));
+    // Agents depend on others: a room only they joined still closes on time.
+    room.on('participantJoined', (participant) => {
+      if (!participant.isAgent) this.clearTimer(room);
+    });
     room.on('empty', () => this.closeLater(room, room.settings.departureTimeout));
     room.once('closed', () => {
       this.clearTimer(room);

@@ -1,8 +1,19 @@
 // HTTP and signalling behaviour that needs no WebRTC: runs anywhere, on loopback.
-import { JoinResponse, Ping, SignalRequest, SignalResponse } from '@livekit/protocol';
+import {
+  DisconnectReason,
+  JoinResponse,
+  Ping,
+  SignalRequest,
+  SignalResponse,
+} from '@livekit/protocol';
 import type { RoomOrigin } from '../../src/devserver/index.js';
 // The token carries livekit-server-sdk's own protocol copy; the server reads it as JSON.
-import { AccessToken, RoomAgentDispatch, RoomConfiguration } from 'livekit-server-sdk';
+import {
+  AccessToken,
+  RoomAgentDispatch,
+  RoomConfiguration,
+  RoomServiceClient,
+} from 'livekit-server-sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -174,6 +185,31 @@ describe('dev server HTTP endpoints and signalling', () => {
       ]);
       expect(origin.by === 'join' && origin.claims.sub).toBe('creator');
       expect(room.participant('creator')?.attributes).toEqual({ a: 'b' });
+    } finally {
+      ws!.close();
+    }
+  });
+
+  it('closes a room that only an agent joined when its empty timeout passes', async () => {
+    const api = new RoomServiceClient(`http://${base}`, KEY, SECRET);
+    await api.createRoom({ name: 'agent-only-room', emptyTimeout: 1 });
+    const at = new AccessToken(KEY, SECRET, { identity: 'agent-1' });
+    at.kind = 'agent' as never;
+    at.addGrant({ room: 'agent-only-room', roomJoin: true, agent: true });
+    const { status, ws, messages } = await upgradeStatus(
+      `ws://${base}/rtc?access_token=${await at.toJwt()}`,
+    );
+    expect(status).toBe(101);
+    try {
+      expect(server.rooms.get('agent-only-room')?.participant('agent-1')?.isAgent).toBe(true);
+      const deadline = Date.now() + 3_000;
+      while (server.rooms.get('agent-only-room') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(server.rooms.get('agent-only-room')).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const leave = messages.find((m) => m.message.case === 'leave');
+      expect(leave?.message.value).toMatchObject({ reason: DisconnectReason.ROOM_CLOSED });
     } finally {
       ws!.close();
     }
