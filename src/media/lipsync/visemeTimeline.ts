@@ -19,7 +19,10 @@ export interface VisemeTimelineOptions {
   readonly attackMs?: number;
   /** Time constant of closing towards a less open target. Default 45 ms. */
   readonly releaseMs?: number;
-  /** Consonants without a visible shape of their own shorter than this borrow the next vowel's shape. Default 60 ms. */
+  /**
+   * Consonants without a visible shape of their own (t, d, n, k, r...) shorter than this borrow
+   * the neighbouring vowel's shape. Default 60 ms.
+   */
   readonly minShapeMs?: number;
 }
 
@@ -54,6 +57,12 @@ const TAIL_MS = 300;
 /** Below this openness the last shape has closed and the mouth is at rest. */
 const CLOSED = 0.04;
 
+/**
+ * The mouth track for one utterance's phonemes: each phoneme becomes visemes (diphthongs split),
+ * short shapeless consonants take the neighbouring vowel's shape (coarticulation, and no flicker),
+ * the shapes lead the sound by `leadMs`, and openness follows its targets with a short attack and
+ * a slower release, so the mouth glides instead of snapping. Bilabials (m, b, p) always close.
+ */
 export function visemeTimeline(
   phonemes: readonly PhonemeTiming[],
   options: VisemeTimelineOptions = {},
