@@ -83,6 +83,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const url = `ws://${publicHost}:${port}`;
   const httpUrl = `http://${publicHost}:${port}`;
   log.info({ url, nodeIp, keys: Object.keys(keys) }, 'LiveKit-compatible dev server listening');
+  if (nodeIp.startsWith('127.')) {
+    log.warn({ nodeIp }, 'WebRTC clients ignore loopback addresses: set nodeIp (--node-ip)');
+  }
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import {
   ClientConfigSetting,
+  Codec,
   ClientConfiguration,
   DataPacket,
   DisconnectReason,
@@ -33,6 +34,8 @@ export const SERVER_VERSION = '1.9.0';
 /** Signal protocol version the server speaks (what LiveKit 1.9 announces). */
 export const SERVER_PROTOCOL = 16;
 const PING_INTERVAL_S = 5;
+// What the forwarding path carries; browsers pick a publish codec from this list.
+const ENABLED_CODECS = () => [new Codec({ mime: 'video/VP8' }), new Codec({ mime: 'audio/opus' })];
 const PING_TIMEOUT_S = 15;
 
 export interface RoomSettings {
@@ -111,6 +114,7 @@ export class Room extends EventEmitter<RoomEvents> {
       creationTime: BigInt(Math.floor(this.createdAt / 1000)),
       creationTimeMs: BigInt(this.createdAt),
       metadata: this.settings.metadata,
+      enabledCodecs: ENABLED_CODECS(),
       numParticipants: participants.filter((p) => !p.hidden).length,
       numPublishers: participants.filter((p) => p.tracks.size > 0).length,
     });
@@ -136,6 +140,7 @@ export class Room extends EventEmitter<RoomEvents> {
         otherParticipants: this.visibleParticipants(participant).map((p) => p.toInfo()),
         serverVersion: SERVER_VERSION,
         subscriberPrimary: true,
+        enabledPublishCodecs: ENABLED_CODECS(),
         pingInterval: PING_INTERVAL_S,
         pingTimeout: PING_TIMEOUT_S,
         // No resume: an SDK that lost its signal connection reconnects in full.
