@@ -264,6 +264,55 @@ export function drawHeadFront(r: Raster, d: FaceDesign): void {
         opacity: 0.6,
       },
     );
+    // Strands: away from the parting on the crown, then down the locks.
+    const strands: [Point, Point, Point][] = [
+      [
+        [212, 108],
+        [176, 118],
+        [156, 170],
+      ],
+      [
+        [216, 112],
+        [190, 132],
+        [176, 190],
+      ],
+      [
+        [222, 108],
+        [270, 112],
+        [318, 150],
+      ],
+      [
+        [226, 114],
+        [280, 128],
+        [336, 176],
+      ],
+      [
+        [150, 230],
+        [136, 320],
+        [146, 420],
+      ],
+      [
+        [164, 240],
+        [152, 330],
+        [160, 410],
+      ],
+      [
+        [362, 230],
+        [376, 320],
+        [366, 420],
+      ],
+      [
+        [348, 240],
+        [362, 330],
+        [352, 410],
+      ],
+    ];
+    for (const [a, c, b] of strands) {
+      r.fill(stroke(quadratic(a, c, b, 16), 0.5, 1.1, 0.4), d.hairHighlight, {
+        opacity: 0.4,
+        mask: face,
+      });
+    }
   } else if (d.hairStyle === 'short-quiff') {
     const cap = smoothUnion(16, ellipse(256, 202, 113, 118), ellipse(238, 110, 72, 34));
     const face = smoothUnion(20, ellipse(256, 264, 100, 118), ellipse(256, 192, 78, 48));
