@@ -16,10 +16,12 @@ export type VoiceAnalyzer = (clip: DecodedAudio) => Promise<unknown>;
  */
 export async function decodeOrReject(
   bytes: Uint8Array,
-  contentType?: string,
+  contentType: string | undefined,
+  maxDurationMs: number,
 ): Promise<DecodedAudio> {
   try {
-    return await decodeAudio(bytes, contentType ? { contentType } : undefined);
+    // The limit is enforced while decoding: a small file that expands to hours stops early.
+    return await decodeAudio(bytes, { contentType, maxDurationMs });
   } catch (err) {
     if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
     throw err;

@@ -1,14 +1,19 @@
 import type { Logger } from 'pino';
 import { AVATAR_CATALOGUE } from '../avatarCatalogue.js';
-import type {
-  MediaCore,
-  MediaSession,
-  MediaSessionObserver,
-  MediaSessionSpec,
+import {
+  MediaUnavailableError,
+  type MediaCore,
+  type MediaSession,
+  type MediaSessionObserver,
+  type MediaSessionSpec,
 } from '../mediaCore.js';
 import { prepareAvatar } from '../render/index.js';
 import { createTtsEngine, type TtsEngine } from '../tts/index.js';
-import { defaultVoiceProfile, stockVoiceProfile, type VoiceProfile } from '../voice/index.js';
+import {
+  VoiceProfileUnavailableError,
+  voiceProfileFor,
+  type VoiceProfile,
+} from '../voice/index.js';
 import { LiveKitMediaSession } from './liveKitMediaSession.js';
 
 export interface LiveKitMediaCoreOptions {
@@ -44,10 +49,14 @@ export class LiveKitMediaCore implements MediaCore {
   }
 
   async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
-    const voice =
-      (spec.voiceProfile as VoiceProfile | null) ??
-      stockVoiceProfile(spec.voiceId) ??
-      defaultVoiceProfile();
+    // The stock profile for a catalogue voice, else the validated stored one (throws if none).
+    let voice: VoiceProfile;
+    try {
+      voice = voiceProfileFor(spec.voiceId, spec.voiceProfile);
+    } catch (err) {
+      if (!(err instanceof VoiceProfileUnavailableError)) throw err;
+      throw new MediaUnavailableError(err.message, { cause: err });
+    }
     return LiveKitMediaSession.start({
       spec,
       observer,

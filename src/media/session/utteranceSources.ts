@@ -1,4 +1,4 @@
-import { resample } from '../audio/index.js';
+import { resample, StreamingResampler } from '../audio/index.js';
 import { synthesizeSentences, type TtsEngine } from '../tts/index.js';
 import type { VoiceProfile } from '../voice/index.js';
 import { OUTPUT_RATE, type AudioChunk, type Utterance } from './utterance.js';
@@ -57,10 +57,16 @@ export function streamedUtterance(
     text: null,
     ...hooks,
     async *chunks(signal): AsyncIterable<AudioChunk> {
+      // One resampler for the whole stream: resampling chunk by chunk would click at every edge.
+      const resampler =
+        sampleRate === OUTPUT_RATE ? null : new StreamingResampler(sampleRate, OUTPUT_RATE);
       for await (const pcm of source) {
         if (signal.aborted) return;
-        yield { pcm: sampleRate === OUTPUT_RATE ? pcm : resample(pcm, sampleRate, OUTPUT_RATE) };
+        const out = resampler ? resampler.push(pcm) : pcm;
+        if (out.length > 0) yield { pcm: out };
       }
+      const tail = resampler?.flush();
+      if (tail && tail.length > 0 && !signal.aborted) yield { pcm: tail };
     },
   };
 }

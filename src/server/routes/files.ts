@@ -55,7 +55,7 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       });
     }
     const bytes = new Uint8Array(await part.arrayBuffer());
-    const clip = await decodeOrReject(bytes, part.type || undefined);
+    const clip = await decodeOrReject(bytes, part.type || undefined, deps.limits.clipMaxMs);
     checkClipLength(clip, deps.limits);
     const key = c.get('key');
     const id = newId(ID_PREFIXES.file);

@@ -128,7 +128,7 @@ function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
     } else {
       bytes = await readBody(c.req.raw, deps.limits.fileBytes, 'body_too_large');
     }
-    const audio = await decodeOrReject(bytes, declared);
+    const audio = await decodeOrReject(bytes, declared, deps.limits.audioPayloadMs);
     if (audio.durationMs > deps.limits.audioPayloadMs) {
       throw new ApiError(
         'clip_too_long',

@@ -36,7 +36,7 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       bytes = fetched.bytes;
       contentType = fetched.contentType ?? undefined;
     }
-    const clip = await decodeOrReject(bytes, contentType);
+    const clip = await decodeOrReject(bytes, contentType, deps.limits.clipMaxMs);
     checkClipLength(clip, deps.limits);
     const id = newId(ID_PREFIXES.clonedVoice);
     const started = performance.now();

@@ -40,7 +40,6 @@ export class AvatarClient {
   readonly chat: (ChatMessage & { atMs: number })[] = [];
   readonly left: string[] = [];
   readonly t0 = performance.now();
-  private streams: { close(): Promise<void> | void }[] = [];
   private subscribed = new Set<string>();
 
   constructor(private readonly avatarId: string) {}
@@ -55,7 +54,6 @@ export class AvatarClient {
       this.subscribed.add(track.kind === TrackKind.KIND_VIDEO ? 'video' : 'audio');
       if (track.kind === TrackKind.KIND_VIDEO) {
         const stream = new VideoStream(track);
-        this.streams.push(stream);
         void (async () => {
           for await (const ev of stream) {
             const f = ev.frame;
@@ -77,7 +75,6 @@ export class AvatarClient {
         })();
       } else {
         const stream = new AudioStream(track, { sampleRate: 48_000, numChannels: 1 });
-        this.streams.push(stream);
         void (async () => {
           for await (const frame of stream) {
             const samples = new Int16Array(frame.data);
@@ -135,7 +132,7 @@ export class AvatarClient {
   }
 
   async leave(): Promise<void> {
-    for (const s of this.streams) await s.close();
+    // Disconnecting ends the track streams (and their loops) too.
     await this.room.disconnect();
   }
 }
