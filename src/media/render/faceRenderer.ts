@@ -5,6 +5,7 @@ import { IdleMotion } from './idleMotion.js';
 import { pasteSprite } from './spriteSet.js';
 import {
   avatarAtlas,
+  avatarAtlasAsync,
   BLEND_SHIFT,
   BLEND_STEPS,
   BREATH_LEVELS,
@@ -67,9 +68,20 @@ export function createFaceRenderer(
   );
 }
 
-/** Builds an avatar's atlas now (a few hundred ms), so the first session does not wait for it. */
+/** Builds an avatar's atlas now (about a second), so the first session does not wait for it. */
 export function prepareAvatar(avatarId: string): { buildMs: number; bytes: number } {
   const atlas = avatarAtlas(avatarId);
+  return { buildMs: atlas.buildMs, bytes: atlas.bytes };
+}
+
+/**
+ * `prepareAvatar` without blocking: the build runs in short steps between other work on the
+ * event loop. A `createFaceRenderer` call meanwhile finishes the build synchronously.
+ */
+export async function prepareAvatarAsync(
+  avatarId: string,
+): Promise<{ buildMs: number; bytes: number }> {
+  const atlas = await avatarAtlasAsync(avatarId);
   return { buildMs: atlas.buildMs, bytes: atlas.bytes };
 }
 

@@ -7,12 +7,14 @@
  * `new VideoFrame(buf, 512, 512, VideoBufferType.I420)` / `captureFrame` before the next call
  * (the buffer is reused). `timeMs` drives the idle life and must advance in real time; `mouth`
  * comes from the lip-sync side at the audio playout position. At startup call `prepareAvatar`
- * for each avatar (about a second each), or build once and share with worker threads through
- * `shareAvatarAtlas` / `adoptSharedAtlas`.
+ * for each avatar (about a second each; `prepareAvatarAsync` does it in small steps that leave
+ * the event loop free), or build once and share with worker threads through `shareAvatarAtlas` /
+ * `adoptSharedAtlas`.
  */
 export {
   createFaceRenderer,
   prepareAvatar,
+  prepareAvatarAsync,
   RECOMMENDED_FPS,
   type FaceRenderer,
   type FaceRendererOptions,

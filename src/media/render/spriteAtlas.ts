@@ -38,6 +38,8 @@ export const GAZES = [
 export type GazeName = (typeof GAZES)[number]['name'];
 /** Openness levels per viseme (level 0 is the shared rest mouth). */
 export const MOUTH_LEVELS = 6;
+/** Rows per step when a whole-frame layer is drawn (keeps each build step short). */
+const LAYER_STRIP_ROWS = 64;
 /** The shoulders sit this much higher than `drawBody` draws them (a shorter neck). */
 const BODY_LIFT = 12;
 /** Pixel changes smaller than this between neighbouring breath frames are not blended. */
@@ -73,13 +75,43 @@ export interface AvatarAtlas {
 
 const atlases = new Map<string, AvatarAtlas>();
 
-/** The atlas of an avatar, built on first use (a few hundred ms) and cached for the process. */
+/** Builds in progress, as step generators: a sync caller finishes what an async one started. */
+const building = new Map<string, Generator<void, AvatarAtlas>>();
+
+/** The atlas of an avatar, built on first use (about a second) and cached for the process. */
 export function avatarAtlas(avatarId: string): AvatarAtlas {
-  let atlas = atlases.get(avatarId);
-  if (!atlas) {
-    atlas = buildAtlas(avatarId, avatarDesign(avatarId));
-    atlases.set(avatarId, atlas);
+  const cached = atlases.get(avatarId);
+  if (cached) return cached;
+  const steps = building.get(avatarId) ?? buildAtlas(avatarId, avatarDesign(avatarId));
+  building.set(avatarId, steps);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return finished(avatarId, step.value);
   }
+}
+
+/**
+ * The same, built in small steps (tens of ms at most) that yield to the event loop, so a
+ * server can start the build at startup and keep answering while it runs.
+ */
+export async function avatarAtlasAsync(avatarId: string): Promise<AvatarAtlas> {
+  const cached = atlases.get(avatarId);
+  if (cached) return cached;
+  const steps = building.get(avatarId) ?? buildAtlas(avatarId, avatarDesign(avatarId));
+  building.set(avatarId, steps);
+  for (;;) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Another caller may have finished it meanwhile.
+    const done = atlases.get(avatarId);
+    if (done) return done;
+    const step = steps.next();
+    if (step.done) return finished(avatarId, step.value);
+  }
+}
+
+function finished(avatarId: string, atlas: AvatarAtlas): AvatarAtlas {
+  building.delete(avatarId);
+  atlases.set(avatarId, atlas);
   return atlas;
 }
 
@@ -92,27 +124,45 @@ export function mouthSpriteIndex(visemeIdx: number, level: number): number {
   return level <= 0 || visemeIdx === 0 ? 0 : 1 + (visemeIdx - 1) * (MOUTH_LEVELS - 1) + level - 1;
 }
 
-function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
-  const started = performance.now();
+/**
+ * Draws the atlas, yielding between steps (layers, frames, sprites). `buildMs` is the time spent
+ * in the steps, not the wall time between them.
+ */
+function* buildAtlas(avatarId: string, d: FaceDesign): Generator<void, AvatarAtlas> {
+  let buildMs = 0;
+  let stepStart = performance.now();
+  // Ends a step: counts its time, hands control back, restarts the clock when resumed.
+  function* pause(): Generator<void, void> {
+    buildMs += performance.now() - stepStart;
+    yield;
+    stepStart = performance.now();
+  }
   const full = (): Raster => new Raster(0, 0, FRAME_WIDTH, FRAME_HEIGHT);
-  const background = full();
-  drawBackground(background, d);
-  const hairBack = full();
-  drawHairBack(hairBack, d);
+  // A whole-frame layer is drawn in horizontal strips, one step each, then joined.
+  function* layer(draw: (r: Raster) => void, height = FRAME_HEIGHT): Generator<void, Raster> {
+    const out = new Raster(0, 0, FRAME_WIDTH, height);
+    for (let y = 0; y < height; y += LAYER_STRIP_ROWS) {
+      const strip = new Raster(0, y, FRAME_WIDTH, Math.min(LAYER_STRIP_ROWS, height - y));
+      draw(strip);
+      strip.drawOnto(out);
+      yield* pause();
+    }
+    return out;
+  }
+  const background = yield* layer((r) => drawBackground(r, d));
+  const hairBack = yield* layer((r) => drawHairBack(r, d));
   // The body is drawn taller than the frame, so that lifting it (breathing, and BODY_LIFT) never
   // uncovers the frame's bottom rows.
-  const body = new Raster(0, 0, FRAME_WIDTH, FRAME_HEIGHT + BODY_LIFT + BREATH_LEVELS + 2);
-  drawBody(body, d);
-  const headBase = full();
-  drawHeadBase(headBase, d);
+  const body = yield* layer((r) => drawBody(r, d), FRAME_HEIGHT + BODY_LIFT + BREATH_LEVELS + 2);
+  const headBase = yield* layer((r) => drawHeadBase(r, d));
   // Hair in front of the face and glasses: drawn once, laid over the base head and every sprite.
-  const front = full();
-  drawHeadFront(front, d);
+  const front = yield* layer((r) => drawHeadFront(r, d));
   const head = full();
   headBase.drawOnto(head);
   drawEyes(head, d, { lid: 0, gazeX: 0, gazeY: 0, browDrop: 0 });
   drawMouth(head, d, mouthShape('rest', 0));
   front.drawOnto(head);
+  yield* pause();
 
   const poses: Uint8Array[] = [];
   for (let b = 0; b < BREATH_LEVELS; b++) {
@@ -122,11 +172,13 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
       body.drawOnto(frame, 0, -b - BODY_LIFT);
       head.drawOnto(frame, sway, -b);
       poses.push(rasterToI420(frame).data);
+      yield* pause();
     }
   }
   const blends: PoseBlend[] = [];
   for (let i = 0; i + SWAY_OFFSETS.length < poses.length; i++) {
     blends.push(poseBlend(poses[i] as Uint8Array, poses[i + SWAY_OFFSETS.length] as Uint8Array));
+    yield* pause();
   }
 
   const sprite = (rect: Rect, draw: (r: Raster) => void): Uint8Array => {
@@ -141,6 +193,7 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
     for (const lid of LID_LEVELS) {
       const state: EyeState = { lid, gazeX: gaze.x, gazeY: gaze.y, browDrop: gaze.browDrop };
       eyes.push(sprite(EYE_RECT, (r) => drawEyes(r, d, state)));
+      yield* pause();
     }
   }
   const mouths: Uint8Array[] = [sprite(MOUTH_RECT, (r) => drawMouth(r, d, mouthShape('rest', 0)))];
@@ -148,21 +201,18 @@ function buildAtlas(avatarId: string, d: FaceDesign): AvatarAtlas {
     for (let level = 1; level < MOUTH_LEVELS; level++) {
       const shape = mouthShape(VISEMES[v] ?? 'rest', level / (MOUTH_LEVELS - 1));
       mouths.push(sprite(MOUTH_RECT, (r) => drawMouth(r, d, shape)));
+      yield* pause();
     }
   }
   // Level indices for viseme 0 (rest) are never used: mouthSpriteIndex maps them to 0.
   const bytes =
     [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
     blends.reduce((n, b) => n + b.index.byteLength + b.delta.byteLength, 0);
-  return {
-    avatarId,
-    poses,
-    blends,
-    eyes: spriteSet(EYE_RECT, eyes),
-    mouths: spriteSet(MOUTH_RECT, mouths),
-    buildMs: performance.now() - started,
-    bytes,
-  };
+  const eyeSet = spriteSet(EYE_RECT, eyes);
+  yield* pause();
+  const mouthSet = spriteSet(MOUTH_RECT, mouths);
+  buildMs += performance.now() - stepStart;
+  return { avatarId, poses, blends, eyes: eyeSet, mouths: mouthSet, buildMs, bytes };
 }
 
 function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {

@@ -190,3 +190,38 @@ describe('face renderer: catalogue', () => {
     expect(() => createFaceRenderer('avt_Nobody000000000000000001')).toThrow(/avatar/);
   });
 });
+
+describe('face renderer: building without blocking', () => {
+  it('builds in short steps that leave the event loop free, and a sync call finishes it', async () => {
+    // A fresh module instance: nothing is cached yet.
+    const { vi } = await import('vitest');
+    vi.resetModules();
+    const render = await import('../../../src/media/render/index.js');
+    let longestGapMs = 0;
+    let turns = 0;
+    let last = performance.now();
+    let ticking = true;
+    const tick = (): void => {
+      const now = performance.now();
+      longestGapMs = Math.max(longestGapMs, now - last);
+      last = now;
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const built = await render.prepareAvatarAsync(AVATAR_CATALOGUE[1]!.avatarId);
+    ticking = false;
+    console.log(
+      `async build: ${built.buildMs.toFixed(0)} ms of work in ${turns} event-loop turns, longest stall ${longestGapMs.toFixed(1)} ms`,
+    );
+    expect(built.bytes).toBeGreaterThan(1e6);
+    // Other work ran between the build's steps (timings are not asserted: the machine is shared).
+    expect(turns).toBeGreaterThan(100);
+
+    // Started async, then needed at once: the sync path finishes the same build.
+    const pending = render.prepareAvatarAsync(AVATAR_CATALOGUE[2]!.avatarId);
+    const r = render.createFaceRenderer(AVATAR_CATALOGUE[2]!.avatarId, { seed: 1 });
+    expect(r.renderFrame({ timeMs: 0, mouth: REST, parked: false }).length).toBe(512 * 768);
+    expect((await pending).bytes).toBeGreaterThan(1e6);
+  });
+});
