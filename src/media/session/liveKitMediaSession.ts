@@ -48,6 +48,13 @@ export interface LiveKitMediaSessionOptions {
 /** The AudioSource's queue: short, so an interrupt is heard as silence quickly. */
 const AUDIO_QUEUE_MS = 200;
 const VIDEO_MAX_BITRATE = 1_200_000n;
+/**
+ * Audio reaches a subscriber later than video captured at the same moment (the audio source's
+ * native buffering and the receiver's jitter buffer). Measured with `npm run bench` (lip-sync
+ * offset): the mouth led the sound by ~60 ms; showing the pose from this much earlier in the
+ * audio brings them together.
+ */
+const AUDIO_PATH_LATENCY_MS = 50;
 
 /**
  * One avatar in one LiveKit room: joins as the session's `agent_identity`, publishes a 512x512
@@ -202,7 +209,7 @@ export class LiveKitMediaSession implements MediaSession {
   private renderFrame(): void {
     const frame = this.renderer.renderFrame({
       timeMs: performance.now() - this.bornAt,
-      mouth: this.player.poseAt(this.clock.position()),
+      mouth: this.player.poseAt(this.clock.position() - AUDIO_PATH_LATENCY_MS),
       parked: this.parked,
     });
     this.videoSource.captureFrame(

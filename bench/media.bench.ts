@@ -1,0 +1,224 @@
+/**
+ * Media core figures, side by side in one run:
+ *   create -> avatar video subscribed, speak -> first audible audio, interrupt -> silence,
+ *   audio/video lip-sync offset (mouth opening against the audio envelope, at the subscriber),
+ *   server CPU per session, and how many concurrent speaking sessions keep full frame rate and
+ *   unbroken audio on this machine.
+ * Run through `npm run bench` (inside the benchmark network namespace).
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { dispose } from '@livekit/rtc-node';
+import { VisageClient } from '../src/client/index.js';
+import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
+import { AvatarClient } from '../test/media/session/avatarClient.js';
+
+const address = process.env.VISAGE_TEST_ADDRESS;
+if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
+const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
+const SENTENCE =
+  'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
+const LONG =
+  'Here is a longer passage of speech that keeps the avatar talking for a good while, sentence after sentence, so that the benchmark can watch the frame rate and the audio of many sessions at once while every one of them is busy speaking.';
+
+const node = spawn(process.execPath, ['--import', 'tsx', 'bench/support/visageNode.ts', address], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+  env: { ...process.env, NODE_ENV: 'production' },
+});
+const lines = createInterface({ input: node.stdout! })[Symbol.asyncIterator]();
+const nextLine = async () =>
+  JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
+const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: string };
+const visage = new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 });
+const cpu = async () => {
+  node.stdin!.write('cpu\n');
+  return (await nextLine()) as { cpuMs: number; at: number };
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function openSession() {
+  const t0 = performance.now();
+  const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video' });
+  const client = new AvatarClient(AVATAR);
+  await client.join(s.livekit_url, s.participant_token);
+  await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
+  const videoMs = client.video[0]!.atMs + client.t0 - t0;
+  return { s, client, videoMs };
+}
+
+/** The lag (ms) that best aligns mouth opening with the audio envelope; > 0: video late. */
+function lipSyncOffset(client: AvatarClient, fromMs: number, toMs: number): number {
+  const step = 10;
+  const n = Math.floor((toMs - fromMs) / step);
+  const audio = new Float64Array(n);
+  const mouth = new Float64Array(n);
+  for (const a of client.audioBetween(fromMs, toMs)) {
+    const i = Math.floor((a.atMs - fromMs) / step);
+    if (i >= 0 && i < n) audio[i] = Math.max(audio[i]!, a.rms);
+  }
+  // Hold each video sample until the next one (frames arrive every 40 ms).
+  const frames = client.framesBetween(fromMs, toMs);
+  for (let f = 0; f < frames.length; f++) {
+    const start = Math.floor((frames[f]!.atMs - fromMs) / step);
+    const end = f + 1 < frames.length ? Math.floor((frames[f + 1]!.atMs - fromMs) / step) : n;
+    for (let i = Math.max(0, start); i < Math.min(n, end); i++) mouth[i] = frames[f]!.mouth;
+  }
+  const norm = (x: Float64Array) => {
+    const m = x.reduce((s, v) => s + v, 0) / x.length;
+    const sd = Math.sqrt(x.reduce((s, v) => s + (v - m) ** 2, 0) / x.length) || 1;
+    return x.map((v) => (v - m) / sd);
+  };
+  const a = norm(audio);
+  const v = norm(mouth);
+  let best = 0;
+  let bestCorr = -Infinity;
+  for (let lag = -30; lag <= 30; lag++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const j = i + lag;
+      if (j >= 0 && j < n) sum += a[i]! * v[j]!;
+    }
+    if (sum > bestCorr) {
+      bestCorr = sum;
+      best = lag;
+    }
+  }
+  return best * step;
+}
+
+// ---- latencies, five rounds ---------------------------------------------------------------
+const createToVideo: number[] = [];
+const speakToAudio: number[] = [];
+const interruptToSilence: number[] = [];
+const lipSync: number[] = [];
+for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
+  const { s, client, videoMs } = await openSession();
+  createToVideo.push(videoMs);
+  await sleep(800);
+  const sentAt = client.now();
+  const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
+  await client.waitFor(
+    () => client.audio.some((a) => a.atMs > sentAt && a.rms > 300),
+    10_000,
+    'audio',
+  );
+  speakToAudio.push(client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs - sentAt);
+  await client.waitFor(
+    () => client.finals().some((m) => m.utterance_id === utterance_id),
+    20_000,
+    'final',
+  );
+  lipSync.push(lipSyncOffset(client, sentAt, client.now()));
+
+  await visage.sessions.speak(s.session_id, LONG);
+  await client.waitFor(
+    () => client.audio.filter((a) => a.atMs > client.now() - 300).some((a) => a.rms > 300),
+    10_000,
+    'speech',
+  );
+  await sleep(700);
+  const cutAt = client.now();
+  await visage.sessions.interrupt(s.session_id);
+  // Silence: the first of 5 consecutive quiet 10 ms frames after the call.
+  await client.waitFor(
+    () => {
+      const after = client.audio.filter((a) => a.atMs > cutAt);
+      return after.some(
+        (_, i) => i + 5 <= after.length && after.slice(i, i + 5).every((x) => x.rms < 60),
+      );
+    },
+    5_000,
+    'silence',
+  );
+  const after = client.audio.filter((a) => a.atMs > cutAt);
+  const i = after.findIndex(
+    (_, k) => after.slice(k, k + 5).length === 5 && after.slice(k, k + 5).every((x) => x.rms < 60),
+  );
+  interruptToSilence.push(after[i]!.atMs - cutAt);
+  await client.leave();
+  await visage.sessions.delete(s.session_id);
+}
+
+// ---- capacity: concurrent speaking sessions --------------------------------------------------
+interface Step {
+  sessions: number;
+  minFps: number;
+  minAudioFramesPerS: number;
+  cpuPerSession: number;
+  ok: boolean;
+}
+const steps: Step[] = [];
+for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8').split(',').map(Number)) {
+  const open = [];
+  for (let i = 0; i < n; i++) open.push(await openSession());
+  // Keep every avatar talking: speak again whenever an utterance ends.
+  let keepTalking = true;
+  const talkers = open.map(async ({ s, client }) => {
+    while (keepTalking) {
+      const { utterance_id } = await visage.sessions.speak(s.session_id, LONG);
+      await client.waitFor(
+        () => !keepTalking || client.finals().some((m) => m.utterance_id === utterance_id),
+        60_000,
+      );
+    }
+  });
+  await sleep(2_000);
+  const c0 = await cpu();
+  const from = Math.max(...open.map((o) => o.client.now()));
+  await sleep(6_000);
+  const c1 = await cpu();
+  const fps = open.map(
+    ({ client }) => client.framesBetween(client.now() - 6_000, client.now()).length / 6,
+  );
+  const audioRate = open.map(
+    ({ client }) => client.audioBetween(client.now() - 6_000, client.now()).length / 6,
+  );
+  void from;
+  const cores = (c1.cpuMs - c0.cpuMs) / (c1.at - c0.at);
+  const step: Step = {
+    sessions: n,
+    minFps: Math.min(...fps),
+    minAudioFramesPerS: Math.min(...audioRate),
+    cpuPerSession: cores / n,
+    ok: Math.min(...fps) >= 24 && Math.min(...audioRate) >= 98,
+  };
+  steps.push(step);
+  keepTalking = false;
+  for (const o of open) {
+    await visage.sessions.interrupt(o.s.session_id).catch(() => undefined);
+    await o.client.leave();
+    await visage.sessions.delete(o.s.session_id);
+  }
+  await Promise.allSettled(talkers);
+  if (!step.ok) break;
+}
+
+const fmt = (xs: number[]) =>
+  `${median(xs).toFixed(0)} ms (${xs.map((x) => x.toFixed(0)).join(', ')})`;
+console.log('\nMedia core (median of 5, then each round)');
+console.table({
+  'create -> avatar video at subscriber': fmt(createToVideo),
+  'speak -> first audible audio': fmt(speakToAudio),
+  'interrupt -> silence': fmt(interruptToSilence),
+  'lip-sync offset (video minus audio)': fmt(lipSync),
+});
+console.log(
+  'Concurrent speaking sessions (server process CPU; subscribers run in another process)',
+);
+console.table(
+  steps.map((s) => ({
+    sessions: s.sessions,
+    'min fps': s.minFps.toFixed(1),
+    'min audio frames/s (100 = unbroken)': s.minAudioFramesPerS.toFixed(0),
+    'server CPU per session (cores)': s.cpuPerSession.toFixed(3),
+    'full rate': s.ok ? 'yes' : 'no',
+  })),
+);
+const sustained = steps.filter((s) => s.ok).at(-1)?.sessions ?? 0;
+console.log(
+  `Sustained at full frame rate with unbroken audio: ${sustained} concurrent sessions (tried up to ${steps.at(-1)?.sessions}).`,
+);
+node.stdin!.write('quit\n');
+await new Promise((r) => node.once('exit', r));
+await dispose();

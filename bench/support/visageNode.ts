@@ -1,0 +1,56 @@
+/**
+ * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
+ * subscribers: the embedded LiveKit server plus the API with the real media core, on the
+ * namespace address. Prints one JSON line when ready; answers "cpu" on stdin with its CPU time.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import pino from 'pino';
+import { startDevServer } from '../../src/devserver/index.js';
+import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { DEFAULT_LIMITS } from '../../src/server/config.js';
+import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { startVisage } from '../../src/server/runtime.js';
+
+const address = process.argv[2]!;
+const log = pino({ level: 'warn' });
+const keys = { devkey: 'bench-secret-0123456789' };
+const livekit = await startDevServer({
+  port: 0,
+  host: address,
+  nodeIp: address,
+  keys,
+  logger: log,
+});
+const server = await startVisage(
+  {
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: mkdtempSync(join(tmpdir(), 'visage-bench-')),
+    nodeId: 'bench',
+    maxSessions: 64,
+    allowPrivateUrls: false,
+    limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
+    livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
+    version: 'bench',
+  },
+  { log, media: await LiveKitMediaCore.create({ log }) },
+);
+const { secret } = await keyAdmin.create(server.store, 'bench', 64);
+process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
+
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'cpu') {
+    const u = process.cpuUsage();
+    process.stdout.write(
+      `${JSON.stringify({ cpuMs: (u.user + u.system) / 1000, at: performance.now() })}\n`,
+    );
+  } else if (line === 'quit') {
+    break;
+  }
+}
+await server.close();
+await livekit.close();
+process.exit(0);
