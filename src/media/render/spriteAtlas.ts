@@ -117,6 +117,7 @@ function finished(avatarId: string, atlas: AvatarAtlas): AvatarAtlas {
 
 /** Makes `atlas` the one this thread uses for its avatar (e.g. one shared by another thread). */
 export function installAvatarAtlas(atlas: AvatarAtlas): void {
+  building.delete(atlas.avatarId); // a build in progress is no longer needed
   atlases.set(atlas.avatarId, atlas);
 }
 
