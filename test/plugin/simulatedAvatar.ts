@@ -69,6 +69,8 @@ export class SimulatedAvatarMedia implements MediaCore {
 
 export class SimulatedAvatar implements MediaSession {
   readonly log: AvatarLogEntry[] = [];
+  /** Drops every lk.chat packet, as a broken data channel would. */
+  muted = false;
   readonly #queue: SpeechItem[] = [];
   #current?: { item: SpeechItem; words: string[]; heard: number; timer: NodeJS.Timeout };
   #waiting = false;
@@ -165,7 +167,7 @@ export class SimulatedAvatar implements MediaSession {
   #send(item: SpeechItem, text: string, final: boolean): void {
     if (final) this.#note({ event: 'final', text, utteranceId: item.utteranceId });
     const room = this.media.rooms.get(this.spec.roomName);
-    if (!room) return;
+    if (!room || this.muted) return;
     const payload = new TextEncoder().encode(
       JSON.stringify({ text, final, utterance_id: item.utteranceId }),
     );

@@ -54,7 +54,7 @@ describe('text mode: the avatar speaks the agent', () => {
       'the second sentence to play',
     );
     await sleep(250);
-    await s.session.interrupt();
+    await s.session.interrupt().await;
     await handle.waitForPlayout();
     const interruptAt = s.sim.log.find((e) => e.event === 'interrupt')?.at;
     expect(interruptAt).toBeDefined();
