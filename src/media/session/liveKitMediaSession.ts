@@ -1,5 +1,6 @@
 import {
   AudioFrame,
+  DisconnectReason,
   AudioSource,
   LocalAudioTrack,
   LocalVideoTrack,
@@ -164,8 +165,14 @@ export class LiveKitMediaSession implements MediaSession {
       spec.publishOnBehalf,
     );
     this.room.on(RoomEvent.Disconnected, (reason) => {
-      if (!this.closing)
-        this.o.observer.ended('room_closed', `disconnected from the room (${reason})`);
+      if (this.closing) return;
+      // A deleted room is an orderly end; anything else (server gone, avatar removed, network)
+      // is an error the operator should see.
+      const name = DisconnectReason[reason] ?? String(reason);
+      this.o.observer.ended(
+        reason === DisconnectReason.ROOM_DELETED ? 'room_closed' : 'error',
+        `the avatar was disconnected from the room: ${name}`,
+      );
     });
     this.room.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) => this.left(p));
     this.room.on(RoomEvent.ParticipantConnected, (p: RemoteParticipant) => {

@@ -13,7 +13,7 @@ import {
 import {
   FRAME_HEIGHT,
   FRAME_WIDTH,
-  createFaceRenderer,
+  MOUTH_REGION,
   measureMouthOpening,
 } from '../../../src/media/render/index.js';
 import type { ChatMessage } from '../../../src/media/session/index.js';
@@ -49,7 +49,7 @@ export class AvatarClient {
   }
 
   async join(url: string, token: string): Promise<void> {
-    const mouthRegion = createFaceRenderer(this.avatarId).mouthRegion;
+    const mouthRegion = MOUTH_REGION;
     this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
       this.subscribed.add(track.kind === TrackKind.KIND_VIDEO ? 'video' : 'audio');
       if (track.kind === TrackKind.KIND_VIDEO) {

@@ -1,0 +1,86 @@
+import { RoomServiceClient } from 'livekit-server-sdk';
+import pino from 'pino';
+import { afterAll, expect, it } from 'vitest';
+import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { LiveKitMediaCore } from '../../../src/media/session/index.js';
+import { describeWebRtc } from '../../support/network.js';
+import { startTestServer, type TestServer } from '../../server/testServer.js';
+
+const KEYS = { devkey: 'secret-for-room-loss-tests' };
+
+describeWebRtc('a session whose room or LiveKit server goes away', (address) => {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
+  });
+
+  async function setup(): Promise<{ livekit: DevServer; visage: TestServer }> {
+    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+    const livekit = await startDevServer({
+      port: 0,
+      host: address,
+      nodeIp: address,
+      keys: KEYS,
+      logger: log,
+    });
+    const visage = await startTestServer({
+      cap: 1,
+      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+      start: { media: await LiveKitMediaCore.create({ log }) },
+    });
+    cleanup.push(
+      () => livekit.close(),
+      () => visage.close(),
+    );
+    return { livekit, visage };
+  }
+
+  async function create(visage: TestServer) {
+    const res = await visage.call('POST', '/v1/sessions', {
+      json: { avatar_id: AVATAR_CATALOGUE[2]!.avatarId, mode: 'video' },
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { session_id: string; room_name: string };
+  }
+
+  async function waitEnded(visage: TestServer, id: string, timeoutMs: number) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const s = (await (await visage.call('GET', `/v1/sessions/${id}`)).json()) as {
+        status: string;
+        end_reason: string;
+      };
+      if (s.status === 'ended') return s;
+      if (Date.now() > until) throw new Error(`session still ${s.status} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('ends with room_closed when the room is deleted, and frees the slot', async () => {
+    const { livekit, visage } = await setup();
+    const s = await create(visage);
+    await new RoomServiceClient(livekit.httpUrl, 'devkey', KEYS.devkey).deleteRoom(s.room_name);
+    expect(await waitEnded(visage, s.session_id, 10_000)).toMatchObject({
+      end_reason: 'room_closed',
+    });
+    const next = await create(visage);
+    await visage.call('DELETE', `/v1/sessions/${next.session_id}`);
+  }, 60_000);
+
+  it('ends with error when the LiveKit server goes away, and never hangs', async () => {
+    const { livekit, visage } = await setup();
+    const s = await create(visage);
+    await livekit.close();
+    expect(await waitEnded(visage, s.session_id, 45_000)).toMatchObject({ end_reason: 'error' });
+    // With no LiveKit server, a new session cannot start: 503, and no slot is held.
+    const res = await visage.call('POST', '/v1/sessions', {
+      json: { avatar_id: AVATAR_CATALOGUE[2]!.avatarId, mode: 'video' },
+    });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+      'media_unavailable',
+    );
+    expect(res.headers.get('x-service-concurrent-sessions')).toBe('0');
+  }, 90_000);
+});
