@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { DisconnectReason } from '@livekit/protocol';
 import { pino, type Logger } from 'pino';
+import { mountAgentServices, type AgentServices } from './agents/index.js';
 import { HttpRouter } from './httpServer.js';
 import { newId } from './ids.js';
 import { defaultNodeIp } from './nodeAddress.js';
@@ -39,6 +40,8 @@ export interface DevServer {
   readonly http: HttpRouter;
   /** Add Twirp services (e.g. `livekit.AgentDispatchService`). */
   readonly twirp: TwirpServer;
+  /** LiveKit Agents workers (`/agent`) and their dispatch (`livekit.AgentDispatchService`). */
+  readonly agents: AgentServices;
   /**
    * Cuts a participant's signal connection without a goodbye, as a network failure would;
    * the SDK then reconnects. Returns false when there is no such participant.
@@ -69,6 +72,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   http.upgrade('/rtc', (req, socket, head, url) => rtc.upgrade(req, socket, head, url));
   http.route('/rtc/validate', (req, res, url) => rtc.validate(req, res, url));
   http.route('/twirp/', (req, res, url) => twirp.handle(req, res, url));
+  const agents = mountAgentServices({ rooms, http, twirp, keys, nodeId, log });
 
   await new Promise<void>((resolve, reject) => {
     http.server.once('error', reject);
@@ -97,6 +101,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     rooms,
     http,
     twirp,
+    agents,
     dropSignal(roomName, identity) {
       const participant = rooms.get(roomName)?.participant(identity);
       if (!participant) return false;
@@ -106,6 +111,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     close() {
       closing ??= (async () => {
         rooms.closeAll();
+        agents.close();
         rtc.close();
         http.server.closeAllConnections();
         await new Promise<void>((resolve) => http.server.close(() => resolve()));

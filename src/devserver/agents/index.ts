@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import type { HttpRouter } from '../httpServer.js';
+import type { RoomRegistry } from '../roomRegistry.js';
+import type { TwirpServer } from '../twirp/twirpServer.js';
+import { AgentDispatcher } from './dispatcher.js';
+import { agentDispatchService } from './dispatchService.js';
+import { WorkerEndpoint } from './workerEndpoint.js';
+import { WorkerPool } from './workerPool.js';
+
+export interface AgentServicesContext {
+  rooms: RoomRegistry;
+  http: HttpRouter;
+  twirp: TwirpServer;
+  keys: Readonly<Record<string, string>>;
+  nodeId: string;
+  log: Logger;
+}
+
+/** Agent dispatch on the dev server: the `/agent` worker endpoint and AgentDispatchService. */
+export interface AgentServices {
+  /** Registered LiveKit Agents workers; emits `workerRegistered` / `workerLeft`. */
+  readonly workers: WorkerPool;
+  readonly dispatcher: AgentDispatcher;
+  /** Disconnects every worker. */
+  close(): void;
+}
+
+export function mountAgentServices(context: AgentServicesContext): AgentServices {
+  const log = context.log.child({ component: 'agents' });
+  const workers = new WorkerPool();
+  const dispatcher = new AgentDispatcher(context.rooms, workers, log);
+  const endpoint = new WorkerEndpoint(workers, context.keys, context.nodeId, log);
+  context.http.upgrade('/agent', (req, socket, head, url) =>
+    endpoint.upgrade(req, socket, head, url),
+  );
+  context.twirp.register(
+    'livekit.AgentDispatchService',
+    agentDispatchService(context.rooms, dispatcher),
+  );
+  return {
+    workers,
+    dispatcher,
+    close() {
+      workers.closeAll();
+      endpoint.close();
+    },
+  };
+}
+
+export type { AgentWorker } from './agentWorker.js';
+export type { AgentDispatcher } from './dispatcher.js';
+export type { WorkerPool } from './workerPool.js';
