@@ -110,6 +110,8 @@ function wav(chunks: Int16Array[], rate: number): Buffer {
   buf.write('data', 36);
   buf.writeUInt32LE(n * 2, 40);
   let o = 44;
-  for (const c of chunks) for (const s of c) (buf.writeInt16LE(s, o), (o += 2));
+  for (const c of chunks) {
+    for (const s of c) o = buf.writeInt16LE(s, o);
+  }
   return buf;
 }
