@@ -125,6 +125,28 @@ export class Room extends EventEmitter<RoomEvents> {
     return max > 0 && this.independentCount >= max;
   }
 
+  /**
+   * Settings for the SDKs. Browsers are told not to resume (livekit-client would restart ICE
+   * on both connections, which werift does not do reliably as the offerer): they reconnect in
+   * full. The Rust SDKs ignore the setting and resume (see RtcEndpoint).
+   */
+  clientConfiguration(): ClientConfiguration {
+    return new ClientConfiguration({ resumeConnection: ClientConfigSetting.DISABLED });
+  }
+
+  /**
+   * After a resumed signal connection: what the participant may have missed while it was
+   * down (everyone's current state, a subscriber offer that went nowhere).
+   */
+  resync(participant: Participant): void {
+    const participants = [participant, ...this.visibleParticipants(participant)];
+    participant.send({
+      case: 'update',
+      value: new ParticipantUpdate({ participants: participants.map((p) => p.toInfo()) }),
+    });
+    participant.subscriber?.resendPendingOffer();
+  }
+
   /** Adds a participant whose signal connection is open, replacing one with the same identity. */
   join(participant: Participant): void {
     const existing = this.participants.get(participant.identity);
@@ -143,10 +165,7 @@ export class Room extends EventEmitter<RoomEvents> {
         enabledPublishCodecs: ENABLED_CODECS(),
         pingInterval: PING_INTERVAL_S,
         pingTimeout: PING_TIMEOUT_S,
-        // No resume: an SDK that lost its signal connection reconnects in full.
-        clientConfiguration: new ClientConfiguration({
-          resumeConnection: ClientConfigSetting.DISABLED,
-        }),
+        clientConfiguration: this.clientConfiguration(),
         serverInfo: new ServerInfo({
           edition: ServerInfo_Edition.Standard,
           version: SERVER_VERSION,

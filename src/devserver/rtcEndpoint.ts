@@ -4,6 +4,7 @@ import {
   DisconnectReason,
   LeaveRequest,
   LeaveRequest_Action,
+  ReconnectResponse,
   SignalRequest,
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
@@ -90,26 +91,13 @@ export class RtcEndpoint {
 
   private accept(ws: WebSocket, admission: Extract<Admission, { ok: true }>, url: URL): void {
     const { claims, identity, roomName } = admission;
+    if (url.searchParams.get('reconnect') === '1') {
+      this.resume(ws, admission, url.searchParams.get('sid') ?? '');
+      return;
+    }
     const sid = newId('PA_');
     const log = this.log.child({ room: roomName, identity, participant: sid });
     const session = new SignalSession(ws, log);
-
-    if (url.searchParams.get('reconnect') === '1') {
-      // No resume: send the SDK straight to a full reconnect, whose join replaces the old
-      // participant of the same identity.
-      log.info('resume refused, asking for a full reconnect');
-      session.send({
-        case: 'leave',
-        value: new LeaveRequest({
-          canReconnect: true,
-          reason: DisconnectReason.STATE_MISMATCH,
-          action: LeaveRequest_Action.RECONNECT,
-        }),
-      });
-      session.close();
-      return;
-    }
-
     const room = this.rooms.getOrCreate(roomName, {
       by: 'join',
       claims,
@@ -130,7 +118,54 @@ export class RtcEndpoint {
       },
       session,
     );
+    this.bind(ws, session, room, participant);
+    room.join(participant);
+  }
 
+  /**
+   * An SDK whose signal connection dropped comes back for the same participant (`sid`). Its
+   * peer connections live on, so it gets ReconnectResponse and carries on; the SDK restarts
+   * ICE on its publisher connection itself. Anything else (unknown sid, participant already
+   * gone) is sent to a full reconnect, whose join replaces the old participant.
+   */
+  private resume(ws: WebSocket, admission: Extract<Admission, { ok: true }>, sid: string): void {
+    const { identity, roomName } = admission;
+    const room = this.rooms.get(roomName);
+    const participant = room?.participant(identity);
+    if (!room || !participant || participant.sid !== sid || participant.isDisconnected) {
+      const log = this.log.child({ room: roomName, identity });
+      log.info('cannot resume, asking for a full reconnect');
+      const session = new SignalSession(ws, log);
+      session.send({
+        case: 'leave',
+        value: new LeaveRequest({
+          canReconnect: true,
+          reason: DisconnectReason.STATE_MISMATCH,
+          action: LeaveRequest_Action.RECONNECT,
+        }),
+      });
+      session.close();
+      return;
+    }
+    participant.log.info('signal connection resumed');
+    const previous = participant.signal;
+    const session = new SignalSession(ws, participant.log);
+    participant.signal = session;
+    participant.signalLostAt = undefined;
+    previous.close();
+    this.bind(ws, session, room, participant);
+    session.send({
+      case: 'reconnect',
+      value: new ReconnectResponse({
+        iceServers: [],
+        clientConfiguration: room.clientConfiguration(),
+      }),
+    });
+    room.resync(participant);
+  }
+
+  /** Routes a session's requests to its participant, and notices when the session ends. */
+  private bind(ws: WebSocket, session: SignalSession, room: Room, participant: Participant): void {
     let lastMessageAt = Date.now();
     let queue: Promise<void> = Promise.resolve();
     const hooks = { dropSignal: () => session.terminate() };
@@ -141,12 +176,14 @@ export class RtcEndpoint {
       try {
         request = SignalRequest.fromBinary(toBuffer(data));
       } catch (err) {
-        log.debug({ err }, 'undecodable signal message');
+        participant.log.debug({ err }, 'undecodable signal message');
         return;
       }
       queue = queue
         .then(() => handleSignalRequest(room, participant, request, hooks))
-        .catch((err: unknown) => log.warn({ err, request: request.message.case }, 'signal error'));
+        .catch((err: unknown) =>
+          participant.log.warn({ err, request: request.message.case }, 'signal error'),
+        );
     });
     const silence = setInterval(() => {
       if (Date.now() - lastMessageAt > SIGNAL_SILENCE_LIMIT_MS) session.terminate();
@@ -154,20 +191,24 @@ export class RtcEndpoint {
     silence.unref();
     ws.on('close', () => {
       clearInterval(silence);
-      this.onSignalClosed(room, participant);
+      this.onSignalClosed(room, participant, session);
     });
-    ws.on('error', (err) => log.debug({ err }, 'signal socket error'));
-
-    room.join(participant);
+    ws.on('error', (err) => participant.log.debug({ err }, 'signal socket error'));
   }
 
-  private onSignalClosed(room: Room, participant: Participant): void {
+  private onSignalClosed(room: Room, participant: Participant, session: SignalSession): void {
+    // A session replaced by a resume, or a participant already gone, needs nothing.
     if (room.participant(participant.identity) !== participant) return;
+    if (participant.signal !== session) return;
     participant.log.info('signal connection lost');
     participant.signal = detachedSignal;
-    participant.signalLostAt = Date.now();
+    const lostAt = Date.now();
+    participant.signalLostAt = lostAt;
     setTimeout(() => {
-      if (room.participant(participant.identity) === participant) {
+      if (
+        room.participant(participant.identity) === participant &&
+        participant.signalLostAt === lostAt
+      ) {
         room.remove(participant, DisconnectReason.SIGNAL_CLOSE);
       }
     }, SIGNAL_LOSS_GRACE_MS).unref();

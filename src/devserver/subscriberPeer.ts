@@ -25,6 +25,8 @@ export class SubscriberPeer {
   private negotiating = false;
   private negotiateAgain = false;
   private offerId = 0;
+  /** The offer waiting for its answer: sent again when a resumed signal connection lost it. */
+  private pendingOffer?: { sdp: string; id: number };
   private closed = false;
   /** Down tracks added since the last completed negotiation: they need a key frame. */
   private fresh: DownTrack[] = [];
@@ -93,6 +95,10 @@ export class SubscriberPeer {
     this.requestNegotiation();
   }
 
+  resendPendingOffer(): void {
+    if (this.pendingOffer) this.events.onOffer(this.pendingOffer.sdp, this.pendingOffer.id);
+  }
+
   async handleAnswer(sdp: string): Promise<void> {
     if (this.closed) return;
     try {
@@ -101,6 +107,7 @@ export class SubscriberPeer {
       this.log.warn({ err }, 'subscriber: answer rejected');
     }
     this.negotiating = false;
+    this.pendingOffer = undefined;
     for (const downTrack of this.fresh.splice(0)) this.published.get(downTrack)?.requestKeyframe();
     if (this.negotiateAgain) {
       this.negotiateAgain = false;
@@ -139,7 +146,8 @@ export class SubscriberPeer {
       const offer = await this.pc.createOffer();
       const local = await this.pc.setLocalDescription(offer);
       this.offerId++;
-      this.events.onOffer(local.toSdp().sdp, this.offerId);
+      this.pendingOffer = { sdp: local.toSdp().sdp, id: this.offerId };
+      this.events.onOffer(this.pendingOffer.sdp, this.pendingOffer.id);
     } catch (err) {
       this.negotiating = false;
       this.log.warn({ err }, 'subscriber: offer failed');

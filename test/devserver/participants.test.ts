@@ -8,11 +8,14 @@ import {
   type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
-import { TrackSource } from 'livekit-server-sdk';
+import { RoomServiceClient, TrackSource } from 'livekit-server-sdk';
+import { DisconnectReason as ServerDisconnectReason } from '../../src/devserver/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
 import {
+  API_KEY,
+  API_SECRET,
   analyseAudio,
   connect,
   publishMovingBar,
@@ -182,7 +185,44 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
     }
   });
 
-  it('reconnects an SDK whose signal connection dropped, without a ghost participant', async () => {
+  it('resumes an SDK whose signal connection dropped: same participant, media goes on', async () => {
+    const publisher = await connect(server, 'resume-room', 'alice');
+    const watcher = await connect(server, 'resume-room', 'bob');
+    const sine = await publishSine(publisher);
+    try {
+      const [track] = await waitForEvent<[RemoteTrack]>(watcher, RoomEvent.TrackSubscribed);
+      const sid = publisher.localParticipant!.sid;
+      const left: string[] = [];
+      watcher.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) =>
+        left.push(p.identity),
+      );
+      const reconnected = waitForEvent(publisher, RoomEvent.Reconnected, () => true, 20_000);
+      const started = Date.now();
+      expect(server.dropSignal('resume-room', 'alice')).toBe(true);
+      await reconnected;
+      console.log(`resume took ${Date.now() - started} ms`);
+      const room = server.rooms.get('resume-room')!;
+      expect(room.participant('alice')?.sid).toBe(sid);
+      expect(room.participant('alice')?.signalLostAt).toBeUndefined();
+      expect([...room.participants.keys()].sort()).toEqual(['alice', 'bob']);
+      expect(left).toEqual([]);
+      // Signalling works again on the new connection, and the audio never stopped.
+      const changed = waitForEvent(watcher, RoomEvent.ParticipantMetadataChanged);
+      await new RoomServiceClient(server.httpUrl, API_KEY, API_SECRET).updateParticipant(
+        'resume-room',
+        'alice',
+        { metadata: 'after resume' },
+      );
+      await changed;
+      const audio = await analyseAudio(track, 800);
+      expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
+    } finally {
+      await sine.stop();
+      await Promise.all([publisher.disconnect(), watcher.disconnect()]);
+    }
+  }, 60_000);
+
+  it('reconnects in full, without a ghost, when the participant cannot be resumed', async () => {
     const publisher = await connect(server, 'reconnect-room', 'alice');
     const watcher = await connect(server, 'reconnect-room', 'bob');
     const sine = await publishSine(publisher);
@@ -191,11 +231,15 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
       const oldSid = publisher.localParticipant!.sid;
       const reconnected = waitForEvent(publisher, RoomEvent.Reconnected, () => true, 20_000);
       const started = Date.now();
+      // The signal drops and the server loses the participant (as after a server restart).
+      const room = server.rooms.get('reconnect-room')!;
+      const alice = room.participant('alice')!;
       expect(server.dropSignal('reconnect-room', 'alice')).toBe(true);
+      room.remove(alice, ServerDisconnectReason.STATE_MISMATCH);
       await reconnected;
       console.log(`full reconnect took ${Date.now() - started} ms`);
-      const room = server.rooms.get('reconnect-room')!;
       await until(() => room.participant('alice')?.sid !== oldSid, 5_000, 'new session');
+      expect(room.participant('alice')).toBeDefined();
       expect([...room.participants.keys()].sort()).toEqual(['alice', 'bob']);
       // bob sees exactly one alice, the new one, and hears her again after the republish.
       await until(
@@ -204,16 +248,18 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
         'watcher sees the new alice',
       );
       expect(watcher.remoteParticipants.size).toBe(1);
-      const [track] = await waitForEvent<[RemoteTrack]>(
-        watcher,
-        RoomEvent.TrackSubscribed,
-        () => true,
+      await until(
+        () =>
+          [...(watcher.remoteParticipants.get('alice')?.trackPublications.values() ?? [])].some(
+            (p) => p.track,
+          ),
         15_000,
-      ).catch(async () => {
-        const existing = [...watcher.remoteParticipants.get('alice')!.trackPublications.values()];
-        return [existing[0]!.track as RemoteTrack] as [RemoteTrack];
-      });
-      const audio = await analyseAudio(track, 800);
+        'republished track subscribed',
+      );
+      const publication = [
+        ...watcher.remoteParticipants.get('alice')!.trackPublications.values(),
+      ][0]!;
+      const audio = await analyseAudio(publication.track as RemoteTrack, 800);
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
     } finally {
       await sine.stop();
