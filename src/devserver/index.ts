@@ -3,6 +3,7 @@ import { DisconnectReason } from '@livekit/protocol';
 import { pino, type Logger } from 'pino';
 import { mountAgentServices, type AgentServices } from './agents/index.js';
 import { HttpRouter } from './httpServer.js';
+import { sendText } from './httpResponses.js';
 import { newId } from './ids.js';
 import { defaultNodeIp } from './nodeAddress.js';
 import { RoomRegistry } from './roomRegistry.js';
@@ -69,6 +70,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const twirp = new TwirpServer(keys, log);
   twirp.register('livekit.RoomService', roomService(rooms));
 
+  // Health check at exactly `/`, like LiveKit; registered first so every other route wins.
+  http.route('/', async (_req, res, url) =>
+    sendText(res, url.pathname === '/' ? 200 : 404, url.pathname === '/' ? 'OK' : 'not found'),
+  );
   http.upgrade('/rtc', (req, socket, head, url) => rtc.upgrade(req, socket, head, url));
   http.route('/rtc/validate', (req, res, url) => rtc.validate(req, res, url));
   http.route('/twirp/', (req, res, url) => twirp.handle(req, res, url));

@@ -104,6 +104,13 @@ describe('dev server HTTP endpoints and signalling', () => {
     expect(await unknownKey.text()).toMatch(/unknown API key/);
   });
 
+  it('answers a health check at / and 404 elsewhere', async () => {
+    const health = await fetch(`http://${base}/`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe('OK');
+    expect((await fetch(`http://${base}/nothing/here`)).status).toBe(404);
+  });
+
   it('answers CORS preflights', async () => {
     const response = await fetch(`http://${base}/twirp/livekit.RoomService/ListRooms`, {
       method: 'OPTIONS',
