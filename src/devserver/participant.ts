@@ -5,6 +5,7 @@ import {
   type DisconnectReason,
   type ParticipantPermission,
   type SignalResponse,
+  type TrackInfo,
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
@@ -13,7 +14,6 @@ import type { PublishedTrack } from './publishedTrack.js';
 import type { PublisherPeer } from './publisherPeer.js';
 import type { SignalSink } from './signalSink.js';
 import type { SubscriberPeer } from './subscriberPeer.js';
-import type { TrackInfo } from '@livekit/protocol';
 
 export interface ParticipantInit {
   sid: string;

@@ -24,7 +24,7 @@ import {
 import type { Logger } from 'pino';
 import { ActiveSpeakers } from './activeSpeakers.js';
 import type { IceSettings } from './peerConfig.js';
-import { Participant } from './participant.js';
+import type { Participant } from './participant.js';
 import type { PublishedTrack } from './publishedTrack.js';
 import { PublisherPeer } from './publisherPeer.js';
 import { SubscriberPeer } from './subscriberPeer.js';
