@@ -1,0 +1,144 @@
+// The plugin against the real media core: the embedded LiveKit server, a Visage server whose
+// avatar really joins the agent's room and speaks with espeak-ng, the agent connected to that
+// room with rtc-node, and a frontend participant listening to what the avatar publishes.
+import { dispose, Room } from '@livekit/rtc-node';
+import { AccessToken } from 'livekit-server-sdk';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { AvatarSession } from '../../src/index.js';
+import { tokenize } from '@livekit/agents';
+import { AvatarClient, rms } from '../media/session/avatarClient.js';
+import { startTestServer, type TestServer } from '../server/testServer.js';
+import { describeWebRtc } from '../support/network.js';
+import { agent, agentSession, sleep, until, type SessionUnderTest } from './agentHarness.js';
+import { MILO } from './pluginHarness.js';
+
+const KEYS = { devkey: 'secret-for-plugin-tests' };
+const SILENCE_RMS = 50;
+const SPEECH_RMS = 300;
+
+describeWebRtc('the plugin with a real avatar (WebRTC through the embedded server)', (address) => {
+  let livekit: DevServer;
+  let visage: TestServer;
+  const cleanups: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+    livekit = await startDevServer({
+      port: 0,
+      host: address,
+      nodeIp: address,
+      keys: KEYS,
+      logger: log,
+    });
+    visage = await startTestServer({
+      cap: 10,
+      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+      start: { media: await LiveKitMediaCore.create({ log, agentAbsenceMs: 5_000 }) },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await visage?.close();
+    await livekit?.close();
+    await dispose();
+  });
+
+  /** The agent in its room, an AvatarSession started in it, and a frontend listening. */
+  async function startAgent(
+    roomName: string,
+    responses: Array<{ input: string; content: string }> = [],
+  ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: AvatarClient }> {
+    const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
+    token.kind = 'agent';
+    token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true });
+    const room = new Room();
+    await room.connect(livekit.url, await token.toJwt(), { autoSubscribe: true, dynacast: false });
+    cleanups.push(() => room.disconnect());
+    const sut = agentSession(responses);
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: visage.secret,
+      apiUrl: visage.url,
+      sentenceTokenizer: new tokenize.basic.SentenceTokenizer({ minSentenceLength: 1 }),
+      parkAfterSeconds: null,
+    });
+    cleanups.push(() => avatar.aclose());
+    cleanups.push(() => sut.close());
+    await avatar.start(sut.session, room, { livekitUrl: livekit.url });
+    await avatar.waitForJoin({ timeout: 15_000 });
+    await sut.session.start({ agent: agent() });
+    const frontend = new AvatarClient(MILO);
+    cleanups.push(() => frontend.leave());
+    const user = await (async () => {
+      const t = new AccessToken('devkey', KEYS.devkey, { identity: `user-${roomName}` });
+      t.addGrant({ room: roomName, roomJoin: true, canSubscribe: true });
+      return t.toJwt();
+    })();
+    await frontend.join(livekit.url, user);
+    await frontend.waitForTracks();
+    return { ...sut, avatar, room, frontend };
+  }
+
+  it('speaks a reply in the agent room: ordered finals, speaking until the audio ends, one message', async () => {
+    const reply = 'Hello from the avatar. This is the second sentence.';
+    const s = await startAgent('plugin-real-reply', [{ input: 'hi', content: reply }]);
+    const participant = s.room.remoteParticipants.get(s.avatar.avatarIdentity);
+    expect(participant?.attributes['lk.publish_on_behalf']).toBe('agent-plugin-real-reply');
+
+    await s.session.run({ userInput: 'hi' }).wait();
+    // The agent gets the last final at the same moment as the frontend, give or take a packet.
+    await until(() => s.frontend.finals().length >= 2, 2_000, 'the frontend to get both finals');
+    const finals = s.frontend.finals().map((m) => m.text);
+    expect(finals).toEqual(['Hello from the avatar.', 'This is the second sentence.']);
+    const messages = s.assistantMessages();
+    expect(messages.map((m) => m.textContent)).toEqual([reply]);
+    expect(messages[0]!.interrupted).toBe(false);
+
+    // The avatar's audio: loud while the agent was `speaking`, which ended with the speech.
+    const speaking = s.states.find((x) => x.state === 'speaking')!.at;
+    const listening = s.states.find((x) => x.at > speaking && x.state === 'listening')!.at;
+    const toClient = (at: number) => at - (Date.now() - s.frontend.now());
+    const during = s.frontend.audioBetween(toClient(speaking) + 200, toClient(listening) - 200);
+    expect(rms(during)).toBeGreaterThan(SPEECH_RMS);
+    expect(listening - speaking).toBeGreaterThan(1_500);
+    await sleep(600);
+    const after = s.frontend.audioBetween(s.frontend.now() - 400, s.frontend.now());
+    expect(rms(after)).toBeLessThan(SILENCE_RMS);
+  }, 60_000);
+
+  it('interrupted mid-reply: the avatar goes silent and only the heard prefix is committed', async () => {
+    const reply =
+      'This first sentence is spoken completely. The second sentence is much longer and ' +
+      'will be cut off by the user before the avatar reaches its end. A third is never heard.';
+    const s = await startAgent('plugin-real-interrupt', [{ input: 'go', content: reply }]);
+    const handle = s.session.generateReply({ userInput: 'go' });
+    await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
+    await sleep(900);
+    const cutAt = s.frontend.now();
+    await s.session.interrupt().await;
+    await handle.waitForPlayout();
+    expect(handle.interrupted).toBe(true);
+
+    const message = s.assistantMessages().at(-1)!;
+    expect(message.interrupted).toBe(true);
+    await until(() => s.frontend.finals().length >= 2, 2_000, 'the cut final at the frontend');
+    const heard = s.frontend
+      .finals()
+      .map((m) => m.text)
+      .filter(Boolean)
+      .join(' ');
+    expect(message.textContent).toBe(heard);
+    expect(heard.startsWith('This first sentence is spoken completely. The second')).toBe(true);
+    expect(heard.length).toBeLessThan(reply.indexOf(' A third'));
+
+    await sleep(700);
+    const tail = s.frontend.audioBetween(cutAt + 400, s.frontend.now());
+    expect(rms(tail)).toBeLessThan(SILENCE_RMS);
+    expect(s.frontend.chat.some((m) => m.text.includes('third'))).toBe(false);
+    expect(s.session.agentState).toBe('listening');
+  }, 60_000);
+});
