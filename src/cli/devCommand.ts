@@ -9,7 +9,7 @@ import { keyAdmin } from '../server/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
-import { dataDirFrom } from './dataDir.js';
+import { dataDirFrom, rejectUnsupportedDatabaseUrl } from './dataDir.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
@@ -65,6 +65,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
+  rejectUnsupportedDatabaseUrl();
   const [apiKey, apiSecret] = (values['livekit-keys'] ?? 'devkey:secret').split(':');
   if (!apiKey || !apiSecret) throw new UsageError('--livekit-keys must be KEY:SECRET');
   const log = createLogger();

@@ -2,7 +2,7 @@ import { defaultMaxSessions, defaultNodeId, envInt, limitsFromEnv } from '../ser
 import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
-import { dataDirFrom } from './dataDir.js';
+import { dataDirFrom, rejectUnsupportedDatabaseUrl } from './dataDir.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
@@ -30,6 +30,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
+  rejectUnsupportedDatabaseUrl();
   const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
     (name) => !process.env[name],
   );

@@ -132,6 +132,9 @@ describe('command-line errors', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
+    const pg = await runCli(['dev', '--port', '0'], { DATABASE_URL: 'postgres://x@localhost/db' });
+    expect(pg.code).toBe(2);
+    expect(pg.stderr).toMatch(/DATABASE_URL is set/);
     const serve = await runCli(['serve'], {
       LIVEKIT_URL: '',
       LIVEKIT_API_KEY: '',

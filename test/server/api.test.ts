@@ -683,3 +683,32 @@ describe('idle timeout and request rate', () => {
     }
   });
 });
+
+describe('maximum session length', () => {
+  it('ends even a parked session (exempt from the idle timeout) when the maximum length is reached', async () => {
+    const short = await startTestServer({ limits: { maxDurationSeconds: 8 } });
+    try {
+      const res = await short.call('POST', '/v1/sessions', {
+        json: { avatar_id: AVATAR.avatarId, mode: 'video', idle_timeout_seconds: 5 },
+      });
+      const { session_id, max_duration_seconds } = (await res.json()) as {
+        session_id: string;
+        max_duration_seconds: number;
+      };
+      expect(max_duration_seconds).toBe(8);
+      await short.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
+        json: { waiting: true },
+      });
+      await new Promise((r) => setTimeout(r, 6_000));
+      const parked = (await (await short.call('GET', `/v1/sessions/${session_id}`)).json()) as {
+        status: string;
+      };
+      expect(parked.status).toBe('waiting');
+      await new Promise((r) => setTimeout(r, 2_600));
+      const ended = await (await short.call('GET', `/v1/sessions/${session_id}`)).json();
+      expect(ended).toMatchObject({ status: 'ended', end_reason: 'max_duration' });
+    } finally {
+      await short.close();
+    }
+  }, 30_000);
+});

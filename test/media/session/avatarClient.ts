@@ -39,6 +39,8 @@ export class AvatarClient {
   readonly audio: AudioSample[] = [];
   readonly chat: (ChatMessage & { atMs: number })[] = [];
   readonly left: string[] = [];
+  /** lk.transcription text streams: segment id, final flag and the text. */
+  readonly transcriptions: { segment: string; final: boolean; text: string }[] = [];
   readonly t0 = performance.now();
   private subscribed = new Set<string>();
 
@@ -96,6 +98,16 @@ export class AvatarClient {
         ...(JSON.parse(new TextDecoder().decode(payload)) as ChatMessage),
         atMs: this.now(),
       });
+    });
+    this.room.registerTextStreamHandler('lk.transcription', (reader) => {
+      const attributes = reader.info.attributes ?? {};
+      void reader.readAll().then((text) =>
+        this.transcriptions.push({
+          segment: attributes['lk.segment_id'] ?? '',
+          final: attributes['lk.transcription_final'] === 'true',
+          text,
+        }),
+      );
     });
     this.room.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) =>
       this.left.push(p.identity),

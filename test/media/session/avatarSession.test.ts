@@ -98,6 +98,15 @@ describeWebRtc(
         expect(interims[i]!.text.startsWith(interims[i - 1]!.text)).toBe(true);
       expect(mine.at(-1)).toMatchObject({ final: true, text });
       expect(mine.filter((m) => m.final)).toHaveLength(1);
+      await client.waitFor(
+        () => client.transcriptions.some((t) => t.segment === id && t.final),
+        5_000,
+        'final transcription',
+      );
+      expect(client.transcriptions.find((t) => t.segment === id && t.final)!.text).toBe(text);
+      expect(client.transcriptions.find((t) => t.segment === id && !t.final)!.text).toBe(
+        text.slice(0, -1),
+      );
 
       const startMs = mine[0]!.atMs;
       const endMs = mine.at(-1)!.atMs;
