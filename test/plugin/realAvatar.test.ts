@@ -9,7 +9,7 @@ import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { AvatarSession } from '../../src/index.js';
 import { tokenize } from '@livekit/agents';
-import { AvatarClient, rms } from '../media/session/avatarClient.js';
+import { Frontend } from './frontend.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { agent, agentSession, sleep, until, type SessionUnderTest } from './agentHarness.js';
@@ -51,7 +51,8 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
   async function startAgent(
     roomName: string,
     responses: Array<{ input: string; content: string }> = [],
-  ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: AvatarClient }> {
+    options: { roomIO?: { syncTranscription: boolean } } = {},
+  ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: Frontend }> {
     const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
     token.kind = 'agent';
     token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true });
@@ -70,8 +71,17 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     cleanups.push(() => sut.close());
     await avatar.start(sut.session, room, { livekitUrl: livekit.url });
     await avatar.waitForJoin({ timeout: 15_000 });
-    await sut.session.start({ agent: agent() });
-    const frontend = new AvatarClient(MILO);
+    // Without roomIO the session runs roomless (text input only); with it, as in production.
+    if (options.roomIO) {
+      await sut.session.start({
+        agent: agent(),
+        room,
+        outputOptions: { syncTranscription: options.roomIO.syncTranscription },
+      });
+    } else {
+      await sut.session.start({ agent: agent() });
+    }
+    const frontend = new Frontend();
     cleanups.push(() => frontend.leave());
     const user = await (async () => {
       const t = new AccessToken('devkey', KEYS.devkey, { identity: `user-${roomName}` });
@@ -101,13 +111,13 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     // The avatar's audio: loud while the agent was `speaking`, which ended with the speech.
     const speaking = s.states.find((x) => x.state === 'speaking')!.at;
     const listening = s.states.find((x) => x.at > speaking && x.state === 'listening')!.at;
-    const toClient = (at: number) => at - (Date.now() - s.frontend.now());
-    const during = s.frontend.audioBetween(toClient(speaking) + 200, toClient(listening) - 200);
-    expect(rms(during)).toBeGreaterThan(SPEECH_RMS);
+    const f = s.frontend;
+    expect(f.rmsBetween(f.fromEpoch(speaking) + 200, f.fromEpoch(listening) - 200)).toBeGreaterThan(
+      SPEECH_RMS,
+    );
     expect(listening - speaking).toBeGreaterThan(1_500);
     await sleep(600);
-    const after = s.frontend.audioBetween(s.frontend.now() - 400, s.frontend.now());
-    expect(rms(after)).toBeLessThan(SILENCE_RMS);
+    expect(f.rmsBetween(f.now() - 400, f.now())).toBeLessThan(SILENCE_RMS);
   }, 60_000);
 
   it('interrupted mid-reply: the avatar goes silent and only the heard prefix is committed', async () => {
@@ -136,9 +146,50 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     expect(heard.length).toBeLessThan(reply.indexOf(' A third'));
 
     await sleep(700);
-    const tail = s.frontend.audioBetween(cutAt + 400, s.frontend.now());
-    expect(rms(tail)).toBeLessThan(SILENCE_RMS);
+    expect(s.frontend.rmsBetween(cutAt + 400, s.frontend.now())).toBeLessThan(SILENCE_RMS);
     expect(s.frontend.chat.some((m) => m.text.includes('third'))).toBe(false);
     expect(s.session.agentState).toBe('listening');
   }, 60_000);
+
+  for (const syncTranscription of [false, true]) {
+    it(`runs inside the room (RoomIO, syncTranscription ${syncTranscription}): no agent audio track, interruptions commit the heard prefix`, async () => {
+      const reply =
+        'Welcome to the room, I am glad you are here. Now comes a long second sentence ' +
+        'that the user will cut short well before the end. Never heard.';
+      const s = await startAgent(
+        `plugin-roomio-${syncTranscription}`,
+        [{ input: 'hey', content: reply }],
+        {
+          roomIO: { syncTranscription },
+        },
+      );
+      const handle = s.session.generateReply({ userInput: 'hey' });
+      await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
+      await sleep(800);
+      await s.session.interrupt().await;
+      await handle.waitForPlayout();
+      await until(() => s.frontend.finals().length >= 2, 2_000, 'the cut final at the frontend');
+      // The avatar is the agent's only voice: RoomIO published no track of its own.
+      const agentTracks = [...s.room.localParticipant!.trackPublications.values()];
+      expect(agentTracks).toEqual([]);
+      const message = s.assistantMessages().at(-1)!;
+      expect(message.interrupted).toBe(true);
+      const text = message.textContent ?? '';
+      const heard = s.frontend
+        .finals()
+        .map((m) => m.text)
+        .filter(Boolean)
+        .join(' ');
+      if (!syncTranscription) {
+        expect(text).toBe(heard);
+      } else {
+        // The framework's synchronizer replaces the avatar's report with its own estimate
+        // (words paced at a standard speaking rate): a prefix of the reply near what was heard.
+        console.log(`syncTranscription: committed ${text.length} chars, heard ${heard.length}`);
+        expect(reply.startsWith(text)).toBe(true);
+        expect(text.length).toBeGreaterThan(0);
+      }
+      expect(text.includes('Never heard')).toBe(false);
+    }, 60_000);
+  }
 });

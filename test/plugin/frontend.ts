@@ -1,0 +1,81 @@
+// A frontend participant in the agent's room (what a user's browser would be): it subscribes to
+// the avatar, measures the loudness of its audio over time and records its lk.chat messages.
+import { AudioStream, Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
+
+export interface ChatRecord {
+  text: string;
+  final: boolean;
+  utterance_id: string;
+  atMs: number;
+}
+
+export class Frontend {
+  readonly room = new Room();
+  readonly chat: ChatRecord[] = [];
+  /** Audio loudness per received frame: [time (ms, this clock), RMS, samples]. */
+  readonly audio: Array<{ atMs: number; rms: number; samples: number }> = [];
+  readonly #t0 = performance.now();
+  #tracks = new Set<TrackKind>();
+
+  now(): number {
+    return performance.now() - this.#t0;
+  }
+
+  /** A Date.now() timestamp on this frontend's clock. */
+  fromEpoch(epochMs: number): number {
+    return epochMs - (Date.now() - this.now());
+  }
+
+  async join(url: string, token: string): Promise<void> {
+    this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+      this.#tracks.add(track.kind!);
+      if (track.kind !== TrackKind.KIND_AUDIO) return;
+      void (async () => {
+        for await (const frame of new AudioStream(track, { sampleRate: 48_000, numChannels: 1 })) {
+          const samples = new Int16Array(frame.data);
+          let sum = 0;
+          for (const s of samples) sum += s * s;
+          this.audio.push({
+            atMs: this.now(),
+            rms: Math.sqrt(sum / Math.max(1, samples.length)),
+            samples: samples.length,
+          });
+        }
+      })().catch(() => undefined);
+    });
+    this.room.on(RoomEvent.DataReceived, (payload, _participant, _kind, topic) => {
+      if (topic !== 'lk.chat') return;
+      const message = JSON.parse(new TextDecoder().decode(payload)) as Omit<ChatRecord, 'atMs'>;
+      this.chat.push({ ...message, atMs: this.now() });
+    });
+    await this.room.connect(url, token, { autoSubscribe: true, dynacast: false });
+  }
+
+  async waitForTracks(timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#tracks.has(TrackKind.KIND_AUDIO) || !this.#tracks.has(TrackKind.KIND_VIDEO)) {
+      if (Date.now() > deadline) throw new Error('the avatar tracks never arrived');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  finals(): ChatRecord[] {
+    return this.chat.filter((m) => m.final);
+  }
+
+  /** RMS of the audio received between two times of this clock. */
+  rmsBetween(fromMs: number, toMs: number): number {
+    let sum = 0;
+    let n = 0;
+    for (const a of this.audio) {
+      if (a.atMs < fromMs || a.atMs >= toMs) continue;
+      sum += a.rms * a.rms * a.samples;
+      n += a.samples;
+    }
+    return n ? Math.sqrt(sum / n) : 0;
+  }
+
+  async leave(): Promise<void> {
+    await this.room.disconnect();
+  }
+}
