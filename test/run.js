@@ -10,9 +10,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NETNS_ADDRESSES, openNamespace } from './netns.js';
 
 const NETNS_PREFIX = 'visage-test-';
-const NETNS_ADDRESSES = ['10.213.0.1', '10.213.0.2'];
 const WEBRTC_MARKER = 'support/network.js';
 
 function step(name, cmd, args, env = {}) {
@@ -22,10 +22,6 @@ function step(name, cmd, args, env = {}) {
     console.error(`\n== ${name} failed (exit ${r.status ?? r.signal})`);
     process.exit(r.status ?? 1);
   }
-}
-
-function quiet(cmd, args) {
-  return spawnSync(cmd, args, { encoding: 'utf8' });
 }
 
 /** Test files that need WebRTC: they use the network helper. */
@@ -42,56 +38,6 @@ function webrtcTestFiles(dir = 'test') {
     }
   }
   return found;
-}
-
-/** Why a namespace cannot be created here, or undefined when it can. */
-function netnsUnavailableReason() {
-  if (process.platform !== 'linux')
-    return `network namespaces need Linux (this is ${process.platform})`;
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    return 'not running as root (ip netns needs CAP_NET_ADMIN)';
-  }
-  const ip = quiet('ip', ['-V']);
-  if (ip.error || ip.status !== 0) return 'the `ip` command (iproute2) is not installed';
-  return undefined;
-}
-
-/** Removes namespaces left behind by runs that were killed hard. */
-function removeStaleNamespaces() {
-  const list = quiet('ip', ['netns', 'list']);
-  for (const line of (list.stdout ?? '').split('\n')) {
-    const name = line.split(' ')[0];
-    if (!name?.startsWith(NETNS_PREFIX)) continue;
-    const pid = Number(name.slice(NETNS_PREFIX.length));
-    let alive = false;
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
-    if (!alive) quiet('ip', ['netns', 'del', name]);
-  }
-}
-
-function createNamespace(name) {
-  const commands = [
-    ['netns', 'add', name],
-    ['-n', name, 'link', 'add', 'veth0', 'type', 'veth', 'peer', 'name', 'veth1'],
-    ['-n', name, 'addr', 'add', `${NETNS_ADDRESSES[0]}/24`, 'dev', 'veth0'],
-    ['-n', name, 'addr', 'add', `${NETNS_ADDRESSES[1]}/24`, 'dev', 'veth1'],
-    ['-n', name, 'link', 'set', 'lo', 'up'],
-    ['-n', name, 'link', 'set', 'veth0', 'up'],
-    ['-n', name, 'link', 'set', 'veth1', 'up'],
-  ];
-  for (const args of commands) {
-    const r = quiet('ip', args);
-    if (r.status !== 0) {
-      quiet('ip', ['netns', 'del', name]);
-      return `ip ${args.join(' ')} failed: ${(r.stderr || r.error?.message || '').trim()}`;
-    }
-  }
-  return undefined;
 }
 
 function runVitest(prefix, env) {
@@ -118,22 +64,16 @@ step('lint', 'npx', ['eslint', '.']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
 
 const webrtcFiles = webrtcTestFiles();
-let reason = netnsUnavailableReason();
+const netns = openNamespace(NETNS_PREFIX);
+const reason = netns.reason;
 let code;
-if (!reason) {
-  removeStaleNamespaces();
-  const name = `${NETNS_PREFIX}${process.pid}`;
-  reason = createNamespace(name);
-  if (!reason) {
-    const cleanup = () => quiet('ip', ['netns', 'del', name]);
-    process.on('exit', cleanup);
-    console.log(`\n== network namespace ${name}: ${NETNS_ADDRESSES.join(', ')} (isolated)`);
-    code = await runVitest(['ip', 'netns', 'exec', name], {
-      VISAGE_TEST_NETNS: name,
-      VISAGE_TEST_ADDRESS: NETNS_ADDRESSES[0],
-    });
-    cleanup();
-  }
+if (netns.name) {
+  console.log(`\n== network namespace ${netns.name}: ${NETNS_ADDRESSES.join(', ')} (isolated)`);
+  code = await runVitest(['ip', 'netns', 'exec', netns.name], {
+    VISAGE_TEST_NETNS: netns.name,
+    VISAGE_TEST_ADDRESS: NETNS_ADDRESSES[0],
+  });
+  netns.close();
 }
 if (reason) {
   const banner = '!'.repeat(78);

@@ -1,0 +1,218 @@
+/**
+ * Embedded LiveKit-compatible server: its CPU per forwarded stream, and the join time (connect()
+ * to the first subscribed video frame) for 1, 4 and 16 subscribers, side by side in one run.
+ *
+ * One rtc-node publisher sends the test harness's moving-bar video (320x240 VP8, 25 fps) and a
+ * sine (Opus); N rtc-node subscribers join at once. The server runs in its own process
+ * (bench/support/devserverProcess.ts) so only its CPU time is counted. Run through
+ * `npm run bench` (inside the benchmark network namespace); about a minute.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
+import {
+  dispose,
+  Room,
+  RoomEvent,
+  TrackKind,
+  VideoStream,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+import { publishMovingBar, publishSine, token } from '../test/devserver/harness.js';
+
+const address = process.env.VISAGE_TEST_ADDRESS;
+if (!address) {
+  console.error('devserver bench: needs the network namespace (run `npm run bench` as root)');
+  process.exit(1);
+}
+const SUBSCRIBER_COUNTS = [0, 1, 4, 16];
+const SETTLE_MS = 2_000;
+const MEASURE_MS = 8_000;
+const JOIN_TIMEOUT_MS = 30_000;
+// Bound the whole run: a stuck client must not hang `npm run bench`.
+setTimeout(() => {
+  console.error('devserver bench: took longer than 3 minutes; giving up');
+  process.exit(1);
+}, 180_000).unref();
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+};
+
+// ---- the server process -------------------------------------------------------------------
+
+interface ServerMessage {
+  type: string;
+  url?: string;
+  cpuMs?: number;
+  at?: number;
+}
+
+const serverProcess: ChildProcess = fork('bench/support/devserverProcess.ts', [address], {
+  execArgv: ['--import', 'tsx'],
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+const nextMessage = (type: string) =>
+  new Promise<ServerMessage>((resolve, reject) => {
+    const onMessage = (message: ServerMessage) => {
+      if (message.type !== type) return;
+      serverProcess.off('message', onMessage);
+      serverProcess.off('exit', onExit);
+      resolve(message);
+    };
+    const onExit = (code: number | null) => reject(new Error(`server exited (${code})`));
+    serverProcess.on('message', onMessage);
+    serverProcess.once('exit', onExit);
+  });
+const serverCpu = async () => {
+  const reply = nextMessage('cpu');
+  serverProcess.send({ type: 'cpu' });
+  const { cpuMs, at } = await reply;
+  return { cpuMs: cpuMs!, at: at! };
+};
+const serverUrl = (await nextMessage('ready')).url!;
+
+// ---- clients ------------------------------------------------------------------------------
+
+interface Subscriber {
+  client: Room;
+  joinMs: number;
+  /** Video frames received so far (counted only when asked to keep watching). */
+  frames: () => number;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Joins and resolves once the first video frame is decoded, with the ms from connect() to it.
+ * With `watch`, it keeps counting frames (proof that forwarding goes on while CPU is measured);
+ * otherwise it stops reading, as the clients share the machine with the server.
+ */
+async function joinSubscriber(room: string, identity: string, watch: boolean) {
+  const client = new Room();
+  const started = performance.now();
+  let frames = 0;
+  let reader: ReadableStreamDefaultReader<unknown> | undefined;
+  const firstFrame = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${identity}: no video`)), JOIN_TIMEOUT_MS);
+    client.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+      if (track.kind !== TrackKind.KIND_VIDEO) return;
+      const videoReader = new VideoStream(track).getReader();
+      reader = videoReader;
+      void videoReader.read().then(async () => {
+        clearTimeout(timer);
+        resolve(performance.now() - started);
+        if (!watch) return void videoReader.cancel();
+        for (;;) {
+          const { done } = await videoReader.read();
+          if (done) return;
+          frames++;
+        }
+      }, reject);
+    });
+  });
+  await client.connect(serverUrl, await token(room, identity), {
+    autoSubscribe: true,
+    dynacast: false,
+  });
+  const joinMs = await firstFrame;
+  return {
+    client,
+    joinMs,
+    frames: () => frames,
+    stop: async () => {
+      await reader?.cancel().catch(() => undefined);
+      await client.disconnect();
+    },
+  } satisfies Subscriber;
+}
+
+interface Row {
+  subscribers: number;
+  streams: number;
+  cpuPercent: number;
+  joinP50?: number;
+  joinMax?: number;
+  /** Video frame rate one subscriber received while CPU was measured (the source sends 25). */
+  fps?: number;
+}
+
+const ROOM = 'bench-room';
+const publisher = new Room();
+await publisher.connect(serverUrl, await token(ROOM, 'publisher'), {
+  autoSubscribe: false,
+  dynacast: false,
+});
+const video = await publishMovingBar(publisher);
+const audio = await publishSine(publisher);
+const rows: Row[] = [];
+try {
+  for (const count of SUBSCRIBER_COUNTS) {
+    const joined = await Promise.all(
+      Array.from({ length: count }, (_, i) => joinSubscriber(ROOM, `sub-${count}-${i}`, i === 0)),
+    );
+    await sleep(SETTLE_MS);
+    const before = await serverCpu();
+    const framesBefore = joined[0]?.frames() ?? 0;
+    await sleep(MEASURE_MS);
+    const after = await serverCpu();
+    const framesAfter = joined[0]?.frames() ?? 0;
+    const joinTimes = joined.map((j) => j.joinMs);
+    rows.push({
+      subscribers: count,
+      // Each subscriber receives the video and the audio track.
+      streams: count * 2,
+      cpuPercent: ((after.cpuMs - before.cpuMs) / (after.at - before.at)) * 100,
+      joinP50: count ? percentile(joinTimes, 0.5) : undefined,
+      joinMax: count ? Math.max(...joinTimes) : undefined,
+      fps: count ? ((framesAfter - framesBefore) * 1000) / (after.at - before.at) : undefined,
+    });
+    await Promise.all(joined.map((j) => j.stop()));
+    await sleep(1_000);
+  }
+} finally {
+  await Promise.all([video.stop(), audio.stop()]);
+  await publisher.disconnect();
+  serverProcess.send({ type: 'close' });
+  await new Promise((resolve) => serverProcess.once('exit', resolve));
+  await dispose();
+}
+
+// ---- report -------------------------------------------------------------------------------
+
+const idle = rows[0]!.cpuPercent;
+const format = (value: number | undefined, digits = 1) =>
+  value === undefined || Number.isNaN(value) ? '-' : value.toFixed(digits);
+const table = [
+  [
+    'subscribers',
+    'forwarded streams',
+    'server CPU (% of a core)',
+    'CPU per forwarded stream (%)',
+    'join p50 (ms)',
+    'join max (ms)',
+    'video fps at a subscriber',
+  ],
+  ...rows.map((row) => [
+    String(row.subscribers),
+    String(row.streams),
+    format(row.cpuPercent),
+    row.streams ? format((row.cpuPercent - idle) / row.streams, 2) : '(ingest only)',
+    format(row.joinP50, 0),
+    format(row.joinMax, 0),
+    format(row.fps),
+  ]),
+];
+const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)));
+console.log(
+  `\nDev server: one publisher (320x240 VP8 25 fps + Opus) forwarded to N subscribers; ` +
+    `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
+);
+console.log(
+  'CPU per forwarded stream = (server CPU - ingest-only CPU) / streams; join = connect() to ' +
+    'first decoded video frame, all N joining at once.\n',
+);
+for (const [i, line] of table.entries()) {
+  console.log(`| ${line.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`);
+  if (i === 0) console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+}

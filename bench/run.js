@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// `npm run bench`: runs every bench/*.bench.ts with tsx, one after another, and prints their
+// tables. Benchmarks that use WebRTC need a non-loopback address, so when run as root this creates
+// a private network namespace (test/netns.js, as `npm test` does) and runs them inside it with
+// VISAGE_TEST_ADDRESS set; elsewhere it says loudly that they run without one (and those that
+// need it refuse to start). `npm run bench -- devserver` runs only the files whose name matches.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { NETNS_ADDRESSES, openNamespace } from '../test/netns.js';
+
+const BENCH_DIR = 'bench';
+const filters = process.argv.slice(2);
+const files = readdirSync(BENCH_DIR)
+  .filter((name) => name.endsWith('.bench.ts'))
+  .filter((name) => filters.length === 0 || filters.some((f) => name.includes(f)))
+  .sort()
+  .map((name) => join(BENCH_DIR, name));
+if (files.length === 0) {
+  console.error(`no bench/*.bench.ts files${filters.length ? ` match ${filters.join(', ')}` : ''}`);
+  process.exit(1);
+}
+
+const netns = openNamespace('visage-bench-');
+let prefix = [];
+let env = { NODE_ENV: 'production' };
+if (netns.name) {
+  console.log(`== network namespace ${netns.name}: ${NETNS_ADDRESSES.join(', ')} (isolated)`);
+  prefix = ['ip', 'netns', 'exec', netns.name];
+  env = { ...env, VISAGE_TEST_NETNS: netns.name, VISAGE_TEST_ADDRESS: NETNS_ADDRESSES[0] };
+} else {
+  const banner = '!'.repeat(78);
+  console.error(`${banner}\n!! No network namespace: ${netns.reason}.`);
+  console.error(
+    `!! WebRTC benchmarks cannot run; run \`npm run bench\` as root on Linux.\n${banner}`,
+  );
+  env = { ...env, VISAGE_TEST_NETNS_UNAVAILABLE: netns.reason };
+}
+
+function run(file) {
+  const args = [...prefix, 'npx', 'tsx', file];
+  console.log(`\n== ${file}: ${args.join(' ')}`);
+  return new Promise((resolve) => {
+    const child = spawn(args[0], args.slice(1), {
+      stdio: 'inherit',
+      env: { ...process.env, ...env },
+    });
+    const forward = (signal) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+const failed = [];
+for (const file of files) {
+  const code = await run(file);
+  if (code !== 0) failed.push(`${file} (exit ${code})`);
+}
+netns.close?.();
+if (failed.length) {
+  console.error(`\n== failed: ${failed.join(', ')}`);
+  process.exit(1);
+}
