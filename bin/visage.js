@@ -3,6 +3,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+// A service binary: production defaults (rtc-node, for one, logs debug lines otherwise).
+process.env.NODE_ENV ??= 'production';
+
 const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 if (!existsSync(main)) {
   console.error('visage: dist/ is missing; run `npm ci` (or `npm run build`) first.');
