@@ -7,8 +7,13 @@ import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
-import { AvatarSession } from '../../src/index.js';
-import { tokenize } from '@livekit/agents';
+import {
+  AvatarSession,
+  VisageAudioStreamOutput,
+  type AvatarSessionOptions,
+} from '../../src/index.js';
+import { tokenize, type tts, voice } from '@livekit/agents';
+import { ToneTTS } from './toneTts.js';
 import { Frontend } from './frontend.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
@@ -51,7 +56,11 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
   async function startAgent(
     roomName: string,
     responses: Array<{ input: string; content: string }> = [],
-    options: { roomIO?: { syncTranscription: boolean } } = {},
+    options: {
+      roomIO?: { syncTranscription: boolean };
+      avatar?: Partial<AvatarSessionOptions>;
+      tts?: tts.TTS;
+    } = {},
   ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: Frontend }> {
     const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
     token.kind = 'agent';
@@ -60,12 +69,17 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     await room.connect(livekit.url, await token.toJwt(), { autoSubscribe: true, dynacast: false });
     cleanups.push(() => room.disconnect());
     const sut = agentSession(responses);
+    if (options.tts) sut.session.tts = options.tts;
+    const audioMode = options.avatar?.mode === 'audio';
     const avatar = new AvatarSession({
       avatarId: MILO,
       apiKey: visage.secret,
       apiUrl: visage.url,
-      sentenceTokenizer: new tokenize.basic.SentenceTokenizer({ minSentenceLength: 1 }),
+      ...(audioMode
+        ? {}
+        : { sentenceTokenizer: new tokenize.basic.SentenceTokenizer({ minSentenceLength: 1 }) }),
       parkAfterSeconds: null,
+      ...options.avatar,
     });
     cleanups.push(() => avatar.aclose());
     cleanups.push(() => sut.close());
@@ -191,5 +205,58 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       }
       expect(text.includes('Never heard')).toBe(false);
     }, 60_000);
+  }
+
+  it('audio mode: the agent keeps its TTS, its audio reaches the avatar (parked avatars resume first)', async () => {
+    const tone = new ToneTTS();
+    const s = await startAgent('plugin-audio-mode', [], {
+      tts: tone,
+      avatar: { mode: 'audio', parkAfterSeconds: 0.5 },
+    });
+    try {
+      expect(s.session.tts).toBe(tone);
+      expect(s.session.output.audio).toBeInstanceOf(VisageAudioStreamOutput);
+      await expect
+        .poll(async () => (await visageSession(s.avatar.sessionId!)).status, { timeout: 5_000 })
+        .toBe('waiting');
+
+      const f = s.frontend;
+      const before = f.now();
+      const handle = s.session.say('Hello in my own voice, a tone.');
+      await until(() => s.session.agentState === 'speaking', 10_000, 'speaking');
+      const speakingAt = f.now();
+      await handle.waitForPlayout();
+      const doneAt = f.now();
+      expect(handle.interrupted).toBe(false);
+      // 31 characters at 50 ms: about 1.5 s of tone, played out before the playout finished.
+      expect(doneAt - speakingAt).toBeGreaterThan(1_000);
+      expect(f.rmsBetween(speakingAt + 200, doneAt - 200)).toBeGreaterThan(SPEECH_RMS);
+      expect(f.rmsBetween(before - 1_000, before)).toBeLessThan(SILENCE_RMS);
+      expect(s.assistantMessages().map((m) => m.textContent)).toEqual([
+        'Hello in my own voice, a tone.',
+      ]);
+
+      // Interrupting goes through lk.clear_buffer: the tone stops.
+      const long = s.session.say(
+        'A much longer tone that the user interrupts half way through it.',
+      );
+      await until(() => s.session.agentState === 'speaking', 10_000, 'speaking again');
+      await sleep(800);
+      const cutAt = f.now();
+      await s.session.interrupt().await;
+      await long.waitForPlayout();
+      expect(long.interrupted).toBe(true);
+      await sleep(700);
+      expect(f.rmsBetween(cutAt + 400, f.now())).toBeLessThan(SILENCE_RMS);
+    } finally {
+      // DataStreamAudioOutput registers its RPC handlers once per process (see agents-js tests).
+      voice.DataStreamAudioOutput._playbackFinishedRpcRegistered = false;
+      voice.DataStreamAudioOutput._playbackStartedRpcRegistered = false;
+    }
+  }, 60_000);
+
+  async function visageSession(id: string) {
+    const res = await visage.call('GET', `/v1/sessions/${id}`);
+    return (await res.json()) as { status: string };
   }
 });
