@@ -4,6 +4,10 @@ import { DownTrack } from './downTrack.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
 import type { PublishedTrack } from './publishedTrack.js';
 
+// A DataPacket with no value (`kind: RELIABLE` written out: a zero-length message would be an
+// empty SCTP message, which werift does not send correctly).
+const EMPTY_DATA_PACKET = Buffer.from([0x08, 0x00]);
+
 export interface SubscriberPeerEvents {
   onCandidate(candidateInit: string): void;
   onOffer(sdp: string, offerId: number): void;
@@ -45,6 +49,13 @@ export class SubscriberPeer {
     this.lossy = this.pc.createDataChannel('_lossy', { ordered: false, maxRetransmits: 0 });
     this.reliable.stateChanged.subscribe((state) => {
       if (state === 'open') {
+        // Measured, not understood: on a fresh association from werift to libwebrtc, the
+        // fourth DATA chunk (after the two channel opens and one message) is lost when it is
+        // not sent right after the third, and is only retransmitted by the 1 s T3 timer; a
+        // lossy message there arrives 1 s late, a reliable one holds up everything behind it
+        // (an RPC took 1-2 s). Two empty packets sent at once use up those slots; SDKs ignore
+        // packets without a value.
+        for (let i = 0; i < 2; i++) this.reliable.send(EMPTY_DATA_PACKET);
         for (const data of this.pendingReliable.splice(0)) this.reliable.send(data);
       }
     });

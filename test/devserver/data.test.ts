@@ -6,10 +6,11 @@ import {
   type ByteStreamReader,
   type TextStreamReader,
 } from '@livekit/rtc-node';
+import { DataPacket_Kind, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
-import { connect, startTestServer, until } from './harness.js';
+import { API_KEY, API_SECRET, connect, startTestServer, until } from './harness.js';
 
 interface Received {
   from?: string;
@@ -140,6 +141,28 @@ describeWebRtc('dev server data (rtc-node)', (address) => {
     expect(bytes[0]!.name).toBe('pcm');
     expect(bytes[0]!.attributes).toMatchObject({ sample_rate: '48000', num_channels: '1' });
     expect(bytes[0]!.data.equals(payload)).toBe(true);
+  });
+
+  it('delivers the first packets to a new participant without a retransmission delay', async () => {
+    // Without the server's priming packets, the second packet on a fresh association waits
+    // for werift's 1 s retransmission timer (see SubscriberPeer).
+    const fresh = await connect(server, 'fresh-data-room', 'fresh');
+    const api = new RoomServiceClient(server.httpUrl, API_KEY, API_SECRET);
+    const arrivals: number[] = [];
+    let sentAt = 0;
+    fresh.on(RoomEvent.DataReceived, () => arrivals.push(Date.now() - sentAt));
+    try {
+      for (let i = 0; i < 3; i++) {
+        sentAt = Date.now();
+        await api.sendData('fresh-data-room', Buffer.from(`n${i}`), DataPacket_Kind.LOSSY, {});
+        await until(() => arrivals.length === i + 1, 3_000, `packet ${i}`);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      console.log(`first packets arrived after ${arrivals.join(', ')} ms`);
+      expect(Math.max(...arrivals)).toBeLessThan(600);
+    } finally {
+      await fresh.disconnect();
+    }
   });
 
   it('completes an RPC round trip (request, ack, response) and reports handler errors', async () => {
