@@ -6,7 +6,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { JobStatus } from '@livekit/protocol';
+import {
+  AvailabilityResponse,
+  JobStatus,
+  JobType,
+  LeaveRequest,
+  ParticipantInfo_Kind,
+  ParticipantPermission,
+  RegisterWorkerRequest,
+  ServerMessage,
+  SignalRequest,
+  UpdateWorkerStatus,
+  WorkerMessage,
+  WorkerPing,
+  WorkerStatus,
+  type Job,
+} from '@livekit/protocol';
 import {
   dispose,
   ParticipantKind,
@@ -22,8 +37,9 @@ import {
   RoomAgentDispatch,
   RoomConfiguration,
   RoomServiceClient,
+  TokenVerifier,
 } from 'livekit-server-sdk';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
@@ -319,4 +335,258 @@ describeWebRtc('dev server agent dispatch (@livekit/agents workers)', (address) 
     },
     AGENT_JOIN_TIMEOUT_MS + 30_000,
   );
+});
+
+// ---- the worker protocol, with a scripted worker (no WebRTC needed) ----------------------------
+
+type ServerValue<K> = Extract<ServerMessage['message'], { case: K }>['value'];
+
+/** A worker speaking the protocol by hand, to check what the server sends and when. */
+class ScriptedWorker {
+  readonly received: ServerMessage[] = [];
+  private readonly ws: WebSocket;
+  private wake?: () => void;
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.on('message', (data: Buffer) => {
+      this.received.push(ServerMessage.fromBinary(data));
+      this.wake?.();
+    });
+  }
+
+  static async connect(server: DevServer): Promise<ScriptedWorker> {
+    const at = new AccessToken(API_KEY, API_SECRET);
+    at.addGrant({ agent: true });
+    const ws = new WebSocket(`${server.url}/agent`, {
+      headers: { authorization: `Bearer ${await at.toJwt()}` },
+    });
+    await once(ws, 'open');
+    return new ScriptedWorker(ws);
+  }
+
+  send(message: WorkerMessage['message']): void {
+    this.ws.send(new WorkerMessage({ message }).toBinary());
+  }
+
+  async register(agentName: string, permissions?: ParticipantPermission): Promise<string> {
+    this.send({
+      case: 'register',
+      value: new RegisterWorkerRequest({
+        agentName,
+        version: 'scripted',
+        allowedPermissions: permissions,
+      }),
+    });
+    const response = await this.next('register');
+    return response.workerId;
+  }
+
+  /** The next message of this kind (messages of other kinds stay queued). */
+  async next<K extends NonNullable<ServerMessage['message']['case']>>(
+    kind: K,
+    timeoutMs = 5_000,
+  ): Promise<ServerValue<K>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.received.findIndex((m) => m.message.case === kind);
+      if (index >= 0) {
+        const [message] = this.received.splice(index, 1);
+        return message!.message.value as unknown as ServerValue<K>;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${kind} message within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** Answers the next availability request with `available`, returns the job. */
+  async answer(available: boolean, identity = ''): Promise<Job> {
+    const { job } = await this.next('availability');
+    this.send({
+      case: 'availability',
+      value: new AvailabilityResponse({
+        jobId: job!.id,
+        available,
+        participantIdentity: identity,
+        participantName: 'Scripted Agent',
+        participantMetadata: '{"scripted":true}',
+        participantAttributes: { role: 'tester' },
+      }),
+    });
+    return job!;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/** Joins a room over a bare signal WebSocket (no media) and returns a way to leave. */
+async function joinSignalOnly(server: DevServer, jwt: string) {
+  const ws = new WebSocket(`${server.url}/rtc?access_token=${jwt}&protocol=16`);
+  ws.on('error', () => undefined);
+  await once(ws, 'message'); // the JoinResponse
+  return {
+    leave() {
+      ws.send(
+        new SignalRequest({
+          message: { case: 'leave', value: new LeaveRequest({}) },
+        }).toBinary(),
+      );
+      ws.close();
+    },
+  };
+}
+
+describe('agent worker protocol (scripted worker, no media)', () => {
+  let server: DevServer;
+  let rooms: RoomServiceClient;
+  let dispatch: AgentDispatchClient;
+  const workers: ScriptedWorker[] = [];
+  const worker = async () => {
+    const w = await ScriptedWorker.connect(server);
+    workers.push(w);
+    return w;
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer('127.0.0.1');
+    rooms = new RoomServiceClient(server.httpUrl, API_KEY, API_SECRET);
+    dispatch = new AgentDispatchClient(server.httpUrl, API_KEY, API_SECRET);
+  });
+  afterAll(async () => {
+    for (const w of workers) w.close();
+    await server?.close();
+  });
+
+  it('answers register first, then pings with pongs', async () => {
+    const w = await worker();
+    w.send({ case: 'ping', value: new WorkerPing({ timestamp: 42n }) });
+    const workerId = await w.register('pong-agent');
+    expect(workerId).toMatch(/^AW_/);
+    // Nothing came before the registration answer: the ping was not answered.
+    expect(w.received).toEqual([]);
+    w.send({ case: 'ping', value: new WorkerPing({ timestamp: 43n }) });
+    const pong = await w.next('pong');
+    expect(pong.lastTimestamp).toBe(43n);
+    w.close();
+  });
+
+  it('assigns a job with an agent token made from the availability answer', async () => {
+    const w = await worker();
+    await w.register(
+      'token-agent',
+      new ParticipantPermission({ canSubscribe: true, canPublish: false, canPublishData: true }),
+    );
+    const created = await dispatch.createDispatch('token-room', 'token-agent', {
+      metadata: 'job metadata',
+    });
+    const job = await w.answer(true, 'agent-token');
+    expect(job.room?.name).toBe('token-room');
+    expect(job.agentName).toBe('token-agent');
+    expect(job.dispatchId).toBe(created.id);
+    expect(job.metadata).toBe('job metadata');
+    expect(job.type).toBe(JobType.JT_ROOM);
+    const assignment = await w.next('assignment');
+    expect(assignment.job?.id).toBe(job.id);
+    expect(assignment.job?.state?.status).toBe(JobStatus.JS_RUNNING);
+
+    const claims = await new TokenVerifier(API_KEY, API_SECRET).verify(assignment.token);
+    expect(claims.sub).toBe('agent-token');
+    expect(claims.kind).toBe('agent');
+    expect(claims.name).toBe('Scripted Agent');
+    expect(claims.metadata).toBe('{"scripted":true}');
+    expect(claims.attributes).toEqual({ role: 'tester', 'lk.agent_name': 'token-agent' });
+    expect(claims.video).toMatchObject({
+      roomJoin: true,
+      room: 'token-room',
+      agent: true,
+      canPublish: false,
+      canSubscribe: true,
+    });
+  });
+
+  it('skips full workers and offers a declined job to the next worker', async () => {
+    const full = await worker();
+    await full.register('pool-agent');
+    full.send({
+      case: 'updateWorker',
+      value: new UpdateWorkerStatus({ status: WorkerStatus.WS_FULL, load: 1 }),
+    });
+    const declining = await worker();
+    await declining.register('pool-agent');
+    const taking = await worker();
+    await taking.register('pool-agent');
+    // A load update without a status keeps the worker's status. Workers are picked weighted by
+    // spare capacity, so the declining one is almost always asked first.
+    taking.send({ case: 'updateWorker', value: new UpdateWorkerStatus({ load: 0.99 }) });
+    const pool = () => server.agents.workers.list().filter((x) => x.agentName === 'pool-agent');
+    await until(
+      () =>
+        pool().filter((x) => x.status === WorkerStatus.WS_FULL).length === 1 &&
+        pool().some((x) => Math.abs(x.load - 0.99) < 1e-6 && x.isAvailable),
+      5_000,
+      'status updates',
+    );
+
+    await dispatch.createDispatch('pool-room', 'pool-agent');
+    // Whichever available worker is asked first, the one that takes the job gets it.
+    const declined = declining.answer(false).catch(() => undefined);
+    await taking.answer(true, 'agent-pool');
+    await taking.next('assignment');
+    await declined;
+    expect(declining.received.filter((m) => m.message.case === 'assignment')).toEqual([]);
+    expect(full.received).toEqual([]);
+  });
+
+  it('ends a job when its agent leaves, and terminates jobs of deleted dispatches and rooms', async () => {
+    const w = await worker();
+    await w.register('life-agent');
+    const created = await dispatch.createDispatch('life-room', 'life-agent');
+    const job = await w.answer(true, 'agent-life');
+    const { token: agentToken } = await w.next('assignment');
+
+    const agent = await joinSignalOnly(server, agentToken);
+    const participant = server.rooms.get('life-room')!.participant('agent-life')!;
+    expect(participant.kind).toBe(ParticipantInfo_Kind.AGENT);
+    expect(participant.attributes).toEqual({ role: 'tester', 'lk.agent_name': 'life-agent' });
+    agent.leave();
+    expect((await w.next('termination')).jobId).toBe(job.id);
+    const [ended] = (await dispatch.getDispatch(created.id, 'life-room'))!.state!.jobs;
+    expect(ended?.state?.status).toBe(JobStatus.JS_FAILED);
+    expect(ended?.state?.error).toBe('agent worker left the room');
+
+    const second = await dispatch.createDispatch('life-room', 'life-agent');
+    const secondJob = await w.answer(true, 'agent-life-2');
+    await w.next('assignment');
+    await dispatch.deleteDispatch(second.id, 'life-room');
+    expect((await w.next('termination')).jobId).toBe(secondJob.id);
+    expect((await dispatch.listDispatch('life-room')).map((d) => d.id)).not.toContain(second.id);
+
+    await dispatch.createDispatch('life-room', 'life-agent');
+    const thirdJob = await w.answer(true, 'agent-life-3');
+    await w.next('assignment');
+    await rooms.deleteRoom('life-room');
+    expect((await w.next('termination')).jobId).toBe(thirdJob.id);
+  });
+
+  it('dispatches rooms created by RoomService with their agents, and refuses unknown rooms', async () => {
+    const w = await worker();
+    await w.register('api-agent');
+    await rooms.createRoom({
+      name: 'api-room',
+      agents: [new RoomAgentDispatch({ agentName: 'api-agent', metadata: 'from CreateRoom' })],
+    });
+    const job = await w.answer(true, 'agent-api');
+    expect(job.metadata).toBe('from CreateRoom');
+    await w.next('assignment');
+    await expect(dispatch.listDispatch('no-such-room')).rejects.toThrow(/not found/);
+  });
 });
