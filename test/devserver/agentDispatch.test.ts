@@ -49,6 +49,7 @@ import {
   API_SECRET,
   connect,
   startTestServer,
+  token,
   until,
   waitForEvent,
 } from './harness.js';
@@ -511,6 +512,32 @@ describe('agent worker protocol (scripted worker, no media)', () => {
       canPublish: false,
       canSubscribe: true,
     });
+    // CreateDispatch created the room, which (as in livekit-server) got the default dispatch too.
+    const names = (await dispatch.listDispatch('token-room')).map((d) => d.agentName);
+    expect(names.sort()).toEqual(['', 'token-agent']);
+  });
+
+  it('starts a participant job for every participant that joins, but not for agents', async () => {
+    const w = await worker();
+    w.send({
+      case: 'register',
+      value: new RegisterWorkerRequest({ agentName: 'each-agent', type: JobType.JT_PARTICIPANT }),
+    });
+    await w.next('register');
+    await dispatch.createDispatch('each-room', 'each-agent');
+    const alice = await joinSignalOnly(server, await token('each-room', 'alice'));
+    const job = await w.answer(true, 'agent-for-alice');
+    expect(job.type).toBe(JobType.JT_PARTICIPANT);
+    expect(job.participant?.identity).toBe('alice');
+    const { token: agentToken } = await w.next('assignment');
+    const agent = await joinSignalOnly(server, agentToken);
+    const bob = await joinSignalOnly(server, await token('each-room', 'bob'));
+    expect((await w.answer(true, 'agent-for-bob')).participant?.identity).toBe('bob');
+    await w.next('assignment');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The agent's own join started nothing.
+    expect(w.received.filter((m) => m.message.case === 'availability')).toEqual([]);
+    for (const p of [alice, agent, bob]) p.leave();
   });
 
   it('skips full workers and offers a declined job to the next worker', async () => {
