@@ -40,7 +40,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function openSession() {
   const t0 = performance.now();
   const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video' });
-  const client = new AvatarClient(AVATAR);
+  const client = new AvatarClient();
   await client.join(s.livekit_url, s.participant_token);
   await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
   const videoMs = client.video[0]!.atMs + client.t0 - t0;

@@ -19,6 +19,7 @@ import {
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { VisageClient } from '../../src/client/index.js';
+import { encodeWav } from '../../src/media/audio/index.js';
 import { i420ToPng } from '../../src/media/render/index.js';
 
 const { values, positionals } = parseArgs({
@@ -87,31 +88,15 @@ await Promise.race([done, new Promise((r) => setTimeout(r, 60_000).unref())]);
 
 await room.disconnect();
 await visage.sessions.delete(session.session_id);
-writeFileSync(join(out, 'avatar.wav'), wav(pcm, 48_000));
+const all = new Int16Array(pcm.reduce((n, c) => n + c.length, 0));
+let offset = 0;
+for (const chunk of pcm) {
+  all.set(chunk, offset);
+  offset += chunk.length;
+}
+writeFileSync(join(out, 'avatar.wav'), encodeWav(all, 48_000));
 frames.forEach((f, i) =>
   writeFileSync(join(out, `frame-${String(i).padStart(2, '0')}.png`), f.png),
 );
 console.log(`wrote ${join(out, 'avatar.wav')} and ${frames.length} frames to ${out}`);
 await dispose();
-
-function wav(chunks: Int16Array[], rate: number): Buffer {
-  const n = chunks.reduce((k, c) => k + c.length, 0);
-  const buf = Buffer.alloc(44 + n * 2);
-  buf.write('RIFF', 0);
-  buf.writeUInt32LE(36 + n * 2, 4);
-  buf.write('WAVEfmt ', 8);
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20);
-  buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(rate, 24);
-  buf.writeUInt32LE(rate * 2, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36);
-  buf.writeUInt32LE(n * 2, 40);
-  let o = 44;
-  for (const c of chunks) {
-    for (const s of c) o = buf.writeInt16LE(s, o);
-  }
-  return buf;
-}

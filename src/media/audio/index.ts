@@ -16,3 +16,4 @@ export { mp4DeclaredDurationMs } from './mp4Duration.js';
 export { downmixToMono, fromInt16, toInt16 } from './pcmConversion.js';
 export { parseRawPcmType, decodeRawPcm, type RawPcmType } from './rawPcm.js';
 export { resample, StreamingResampler } from './resample.js';
+export { encodeWav } from './wavFile.js';

@@ -44,8 +44,6 @@ export class AvatarClient {
   readonly t0 = performance.now();
   private subscribed = new Set<string>();
 
-  constructor(private readonly avatarId: string) {}
-
   now(): number {
     return performance.now() - this.t0;
   }

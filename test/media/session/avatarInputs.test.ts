@@ -2,69 +2,35 @@ import { readFileSync } from 'node:fs';
 import { AudioFrame, Room } from '@livekit/rtc-node';
 import { initializeLogger, voice } from '@livekit/agents';
 import { AccessToken } from 'livekit-server-sdk';
-import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import type { DevServer } from '../../../src/devserver/index.js';
 import { decodeAudio } from '../../../src/media/audio/index.js';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
-import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import { pitchStatistics, trackPitch } from '../../../src/media/voice/index.js';
 import { describeWebRtc } from '../../support/network.js';
-import { startTestServer, type TestServer } from '../../server/testServer.js';
+import type { TestServer } from '../../server/testServer.js';
 import { multipartClip } from '../../server/wav.js';
-import { AvatarClient, concatAudio, rms } from './avatarClient.js';
+import { concatAudio, rms } from './avatarClient.js';
+import { startMediaStack, type MediaStack } from './mediaStack.js';
 
 const AVATAR = AVATAR_CATALOGUE[1]!;
-const KEYS = { devkey: 'secret-for-media-input-tests' };
 const fixture = (name: string) => new Uint8Array(readFileSync(`test/fixtures/audio/${name}`));
 
 describeWebRtc(
   'what the avatar speaks: cloned voices, audio payloads, the LiveKit avatar protocol',
   (address) => {
-    let livekit: DevServer;
+    let stack: MediaStack;
     let visage: TestServer;
-    const clients: AvatarClient[] = [];
+    let livekit: DevServer;
 
     beforeAll(async () => {
-      const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-      livekit = await startDevServer({
-        port: 0,
-        host: address,
-        nodeIp: address,
-        keys: KEYS,
-        logger: log,
-      });
-      visage = await startTestServer({
-        cap: 10,
-        config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-        start: { media: await LiveKitMediaCore.create({ log }) },
-      });
+      stack = await startMediaStack(address);
+      ({ visage, livekit } = stack);
     }, 60_000);
 
-    afterAll(async () => {
-      for (const c of clients) await c.leave().catch(() => undefined);
-      await visage?.close();
-      await livekit?.close();
-    });
+    afterAll(() => stack?.close());
 
-    async function session(extra: Record<string, unknown> = {}) {
-      const res = await visage.call('POST', '/v1/sessions', {
-        json: { avatar_id: AVATAR.avatarId, mode: 'video', ...extra },
-      });
-      expect(res.status).toBe(201);
-      const body = (await res.json()) as {
-        session_id: string;
-        livekit_url: string;
-        participant_token: string;
-        agent_identity: string;
-        room_name: string;
-      };
-      const client = new AvatarClient(AVATAR.avatarId);
-      clients.push(client);
-      await client.join(body.livekit_url, body.participant_token);
-      await client.waitForTracks();
-      return { ...body, client };
-    }
+    const session = (extra: Record<string, unknown> = {}) => stack.session(AVATAR.avatarId, extra);
 
     async function speechPitch(voiceId: string, text: string): Promise<number> {
       const { session_id, client } = await session({ voice_id: voiceId });
@@ -148,7 +114,7 @@ describeWebRtc(
         room_name: roomName,
         publish_on_behalf: 'agent-1',
       });
-      const at = new AccessToken('devkey', KEYS.devkey, { identity: 'agent-1' });
+      const at = new AccessToken('devkey', stack.apiSecret, { identity: 'agent-1' });
       at.kind = 'agent';
       at.addGrant({ roomJoin: true, room: roomName, canPublish: true, canSubscribe: true });
       const agentRoom = new Room();
@@ -182,10 +148,11 @@ describeWebRtc(
       for (const frame of sine(1.5)) await output.captureFrame(frame);
       output.flush();
       await client.waitFor(() => finished.length === 1, 10_000, 'playback_finished');
-      expect(finished[0]!.interrupted).toBe(false);
-      expect(finished[0]!.playbackPosition).toBeGreaterThan(1.3);
-      expect(finished[0]!.playbackPosition).toBeLessThan(1.7);
-      expect(rms(client.audioBetween(from, client.now()))).toBeGreaterThan(1000);
+      const first = JSON.stringify(finished[0]);
+      expect(finished[0]!.interrupted, first).toBe(false);
+      expect(finished[0]!.playbackPosition, first).toBeGreaterThan(1.3);
+      expect(finished[0]!.playbackPosition, first).toBeLessThan(1.7);
+      expect(rms(client.audioBetween(from, client.now())), 'segment audio').toBeGreaterThan(1000);
 
       // A long segment cut by clear_buffer stops at once and reports how far it got.
       for (const frame of sine(4)) await output.captureFrame(frame);
@@ -194,11 +161,14 @@ describeWebRtc(
       output.clearBuffer();
       const cut = client.now();
       await client.waitFor(() => finished.length === 2, 5_000, 'interrupted playback_finished');
-      expect(finished[1]!.interrupted).toBe(true);
-      expect(finished[1]!.playbackPosition).toBeLessThan(3);
+      const second = JSON.stringify(finished[1]);
+      expect(finished[1]!.interrupted, second).toBe(true);
+      expect(finished[1]!.playbackPosition, second).toBeLessThan(3);
       await new Promise((r) => setTimeout(r, 1_500));
       from = cut + 600;
-      expect(rms(client.audioBetween(from, client.now()))).toBeLessThan(150);
+      expect(rms(client.audioBetween(from, client.now())), 'audio after clear_buffer').toBeLessThan(
+        150,
+      );
 
       await agentRoom.disconnect();
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
@@ -206,7 +176,7 @@ describeWebRtc(
 
     it('ends with agent_left when the agent it speaks for leaves the room', async () => {
       const roomName = `agent-leaves-${Date.now()}`;
-      const at = new AccessToken('devkey', KEYS.devkey, { identity: 'agent-2' });
+      const at = new AccessToken('devkey', stack.apiSecret, { identity: 'agent-2' });
       at.kind = 'agent';
       at.addGrant({ roomJoin: true, room: roomName });
       const agentRoom = new Room();

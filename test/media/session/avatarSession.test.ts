@@ -1,62 +1,27 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import pino from 'pino';
-import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
-import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import { trackPitch, pitchStatistics } from '../../../src/media/voice/index.js';
 import { describeWebRtc } from '../../support/network.js';
-import { startTestServer, type TestServer } from '../../server/testServer.js';
-import { AvatarClient, concatAudio, rms } from './avatarClient.js';
+import type { TestServer } from '../../server/testServer.js';
+import { concatAudio, rms } from './avatarClient.js';
+import { startMediaStack, type MediaStack } from './mediaStack.js';
 
 const AVATAR = AVATAR_CATALOGUE[0]!;
-const KEYS = { devkey: 'secret-for-media-tests' };
 
 describeWebRtc(
   'an avatar session end to end (real WebRTC through the embedded server)',
   (address) => {
-    let livekit: DevServer;
+    let stack: MediaStack;
     let visage: TestServer;
-    const clients: AvatarClient[] = [];
 
     beforeAll(async () => {
-      const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-      livekit = await startDevServer({
-        port: 0,
-        host: address,
-        nodeIp: address,
-        keys: KEYS,
-        logger: log,
-      });
-      visage = await startTestServer({
-        cap: 10,
-        config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-        start: { media: await LiveKitMediaCore.create({ log, agentAbsenceMs: 2_000 }) },
-      });
+      stack = await startMediaStack(address, { agentAbsenceMs: 2_000 });
+      visage = stack.visage;
     }, 60_000);
 
-    afterAll(async () => {
-      for (const c of clients) await c.leave().catch(() => undefined);
-      await visage?.close();
-      await livekit?.close();
-    });
+    afterAll(() => stack?.close());
 
-    async function session(extra: Record<string, unknown> = {}) {
-      const res = await visage.call('POST', '/v1/sessions', {
-        json: { avatar_id: AVATAR.avatarId, mode: 'video', ...extra },
-      });
-      expect(res.status).toBe(201);
-      const body = (await res.json()) as {
-        session_id: string;
-        livekit_url: string;
-        participant_token: string;
-        agent_identity: string;
-      };
-      const client = new AvatarClient(AVATAR.avatarId);
-      clients.push(client);
-      await client.join(body.livekit_url, body.participant_token);
-      await client.waitForTracks();
-      return { ...body, client };
-    }
+    const session = (extra: Record<string, unknown> = {}) => stack.session(AVATAR.avatarId, extra);
 
     const speak = async (id: string, text: string) => {
       const res = await visage.call('POST', `/v1/sessions/${id}/speak`, { json: { text } });

@@ -1,13 +1,10 @@
 import { RoomServiceClient } from 'livekit-server-sdk';
-import pino from 'pino';
 import { afterAll, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import type { DevServer } from '../../../src/devserver/index.js';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
-import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import { describeWebRtc } from '../../support/network.js';
-import { startTestServer, type TestServer } from '../../server/testServer.js';
-
-const KEYS = { devkey: 'secret-for-room-loss-tests' };
+import type { TestServer } from '../../server/testServer.js';
+import { startMediaStack } from './mediaStack.js';
 
 describeWebRtc('a session whose room or LiveKit server goes away', (address) => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -15,25 +12,10 @@ describeWebRtc('a session whose room or LiveKit server goes away', (address) => 
     for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
   });
 
-  async function setup(): Promise<{ livekit: DevServer; visage: TestServer }> {
-    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-    const livekit = await startDevServer({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: KEYS,
-      logger: log,
-    });
-    const visage = await startTestServer({
-      cap: 1,
-      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-      start: { media: await LiveKitMediaCore.create({ log }) },
-    });
-    cleanup.push(
-      () => livekit.close(),
-      () => visage.close(),
-    );
-    return { livekit, visage };
+  async function setup(): Promise<{ livekit: DevServer; visage: TestServer; apiSecret: string }> {
+    const stack = await startMediaStack(address, { cap: 1 });
+    cleanup.push(() => stack.close());
+    return stack;
   }
 
   async function create(visage: TestServer) {
@@ -58,9 +40,9 @@ describeWebRtc('a session whose room or LiveKit server goes away', (address) => 
   }
 
   it('ends with room_closed when the room is deleted, and frees the slot', async () => {
-    const { livekit, visage } = await setup();
+    const { livekit, visage, apiSecret } = await setup();
     const s = await create(visage);
-    await new RoomServiceClient(livekit.httpUrl, 'devkey', KEYS.devkey).deleteRoom(s.room_name);
+    await new RoomServiceClient(livekit.httpUrl, 'devkey', apiSecret).deleteRoom(s.room_name);
     expect(await waitEnded(visage, s.session_id, 10_000)).toMatchObject({
       end_reason: 'room_closed',
     });
