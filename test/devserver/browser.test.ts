@@ -8,7 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
-import type { PageState } from './browser/page.js';
+import type { InboundStats, PageState } from './browser/page.js';
 import { ensureChromium } from './browser/chromium.js';
 import { startPageServer, type PageServer } from './browser/pageServer.js';
 import { decodePng, type RgbaImage } from './browser/png.js';
@@ -137,6 +137,15 @@ describeWebRtc('dev server with headless Chromium (livekit-client)', (address) =
         ]),
       );
       expect(server.rooms.get('browser-room')?.participant('web')?.subscriptions.size).toBe(2);
+      // The browser's own receive statistics: the sine (amplitude 8000 of 32768) is heard.
+      const stats = await page.evaluate(() =>
+        (window as unknown as { visage: { inbound(): Promise<InboundStats[]> } }).visage.inbound(),
+      );
+      const audioIn = stats.find((s) => s.kind === 'audio');
+      const videoIn = stats.find((s) => s.kind === 'video');
+      expect(audioIn?.packetsReceived).toBeGreaterThan(25);
+      expect(audioIn?.audioLevel).toBeGreaterThan(0.1);
+      expect(videoIn?.framesDecoded).toBeGreaterThanOrEqual(25);
 
       const video = page.locator('#remote-video');
       const readings: RowReading[] = [];

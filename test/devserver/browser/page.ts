@@ -11,6 +11,34 @@ export interface PageState {
 }
 
 const state: PageState = { connected: false, subscribed: [], framesPresented: 0, errors: [] };
+const tracks: RemoteTrack[] = [];
+
+export interface InboundStats {
+  kind: string;
+  packetsReceived: number;
+  packetsLost: number;
+  framesDecoded: number;
+  audioLevel: number;
+}
+
+/** The browser's own receive statistics (inbound-rtp) for every subscribed track. */
+async function inbound(): Promise<InboundStats[]> {
+  const found: InboundStats[] = [];
+  for (const track of tracks) {
+    const report = await track.getRTCStatsReport();
+    report?.forEach((entry: Record<string, unknown>) => {
+      if (entry.type !== 'inbound-rtp') return;
+      found.push({
+        kind: String(entry.kind),
+        packetsReceived: Number(entry.packetsReceived ?? 0),
+        packetsLost: Number(entry.packetsLost ?? 0),
+        framesDecoded: Number(entry.framesDecoded ?? 0),
+        audioLevel: Number(entry.audioLevel ?? 0),
+      });
+    });
+  }
+  return found;
+}
 
 function countFrames(video: HTMLVideoElement): void {
   const next = () =>
@@ -43,6 +71,7 @@ async function join(url: string, token: string): Promise<void> {
       participant: participant.identity,
       mime: publication.mimeType ?? '',
     });
+    tracks.push(track);
     show(track);
   });
   room.on(RoomEvent.Disconnected, () => (state.connected = false));
@@ -56,4 +85,4 @@ async function join(url: string, token: string): Promise<void> {
   (window as unknown as { room: Room }).room = room;
 }
 
-Object.assign(window, { visage: { join, state } });
+Object.assign(window, { visage: { join, state, inbound } });
