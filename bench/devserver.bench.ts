@@ -9,6 +9,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import {
   dispose,
   Room,
@@ -49,7 +50,8 @@ interface ServerMessage {
   at?: number;
 }
 
-const serverProcess: ChildProcess = fork('bench/support/devserverProcess.ts', [address], {
+const SERVER_SCRIPT = fileURLToPath(new URL('./support/devserverProcess.ts', import.meta.url));
+const serverProcess: ChildProcess = fork(SERVER_SCRIPT, [address], {
   execArgv: ['--import', 'tsx'],
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
