@@ -21,8 +21,9 @@ import { handleSignalRequest } from './signalHandler.js';
 import { SignalSession } from './signalSession.js';
 import { detachedSignal } from './signalSink.js';
 
-// How long a participant whose signal connection dropped (without a leave) is kept, so that a
-// reconnecting SDK replaces it rather than leaving a ghost, and a vanished one is cleaned up.
+// How long a participant whose signal connection dropped (without a leave) is kept: long enough
+// for its SDK to resume it (or to replace it by a full reconnect), short enough that a vanished
+// client does not linger as a ghost.
 const SIGNAL_LOSS_GRACE_MS = 15_000;
 // The SDK pings every 5 s (JoinResponse.ping_interval); a connection silent this long is dead.
 const SIGNAL_SILENCE_LIMIT_MS = 20_000;
