@@ -10,7 +10,6 @@ import {
   RoomAgentDispatch,
   type SimulateJobRequest,
 } from '@livekit/protocol';
-import type { Logger } from 'pino';
 import { newId } from '../ids.js';
 import type { Participant } from '../participant.js';
 import type { Room } from '../room.js';
@@ -54,12 +53,10 @@ export class AgentDispatcher {
   private readonly running = new Map<string, RunningJob>();
   private readonly registry: RoomRegistry;
   private readonly pool: WorkerPool;
-  private readonly log: Logger;
 
-  constructor(registry: RoomRegistry, pool: WorkerPool, log: Logger) {
+  constructor(registry: RoomRegistry, pool: WorkerPool) {
     this.registry = registry;
     this.pool = pool;
-    this.log = log;
     registry.on('roomCreated', (room, origin) => this.onRoomCreated(room, origin));
     pool.on('workerRegistered', (worker) => {
       worker.on('jobStatus', (jobId, status, error) =>

@@ -28,7 +28,7 @@ export interface AgentServices {
 export function mountAgentServices(context: AgentServicesContext): AgentServices {
   const log = context.log.child({ component: 'agents' });
   const workers = new WorkerPool();
-  const dispatcher = new AgentDispatcher(context.rooms, workers, log);
+  const dispatcher = new AgentDispatcher(context.rooms, workers);
   const endpoint = new WorkerEndpoint(workers, context.keys, context.nodeId, log);
   context.http.upgrade('/agent', (req, socket, head, url) =>
     endpoint.upgrade(req, socket, head, url),
