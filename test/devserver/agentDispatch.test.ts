@@ -16,6 +16,7 @@ import {
   RegisterWorkerRequest,
   ServerMessage,
   SignalRequest,
+  SimulateJobRequest,
   UpdateWorkerStatus,
   WorkerMessage,
   WorkerPing,
@@ -602,6 +603,22 @@ describe('agent worker protocol (scripted worker, no media)', () => {
     await w.next('assignment');
     await rooms.deleteRoom('life-room');
     expect((await w.next('termination')).jobId).toBe(thirdJob.id);
+  });
+
+  it('offers a simulated job (the agents CLI `connect --room`) to the worker that asked', async () => {
+    const w = await worker();
+    await w.register('sim-agent');
+    // The CLI creates the room first (RoomService), then asks for the job.
+    const room = await rooms.createRoom({ name: 'sim-room' });
+    w.send({
+      case: 'simulateJob',
+      value: new SimulateJobRequest({ type: JobType.JT_PUBLISHER, room }),
+    });
+    const job = await w.answer(true, 'agent-sim');
+    expect(job.room?.name).toBe('sim-room');
+    expect(job.type).toBe(JobType.JT_PUBLISHER);
+    expect(job.dispatchId).toBe('');
+    expect((await w.next('assignment')).job?.id).toBe(job.id);
   });
 
   it('dispatches rooms created by RoomService with their agents, and refuses unknown rooms', async () => {
