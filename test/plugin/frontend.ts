@@ -63,7 +63,7 @@ export class Frontend {
     return this.chat.filter((m) => m.final);
   }
 
-  /** RMS of the audio received between two times of this clock. */
+  /** RMS of the audio received between two times of this clock; NaN when none arrived. */
   rmsBetween(fromMs: number, toMs: number): number {
     let sum = 0;
     let n = 0;
@@ -72,7 +72,7 @@ export class Frontend {
       sum += a.rms * a.rms * a.samples;
       n += a.samples;
     }
-    return n ? Math.sqrt(sum / n) : 0;
+    return n ? Math.sqrt(sum / n) : NaN;
   }
 
   async leave(): Promise<void> {

@@ -159,8 +159,14 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     expect(heard.startsWith('This first sentence is spoken completely. The second')).toBe(true);
     expect(heard.length).toBeLessThan(reply.indexOf(' A third'));
 
-    await sleep(700);
-    expect(s.frontend.rmsBetween(cutAt + 400, s.frontend.now())).toBeLessThan(SILENCE_RMS);
+    await sleep(1_500);
+    const f = s.frontend;
+    const silentAfter = [...Array(15).keys()]
+      .map((i) => i * 100)
+      .find((d) => f.rmsBetween(cutAt + d, cutAt + d + 100) < SILENCE_RMS);
+    console.log(`text mode: silent ${silentAfter} ms after session.interrupt()`);
+    expect(silentAfter).toBeLessThan(800);
+    expect(f.rmsBetween(cutAt + 800, f.now())).toBeLessThan(SILENCE_RMS);
     expect(s.frontend.chat.some((m) => m.text.includes('third'))).toBe(false);
     expect(s.session.agentState).toBe('listening');
   }, 60_000);
@@ -231,7 +237,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       // 31 characters at 50 ms: about 1.5 s of tone, played out before the playout finished.
       expect(doneAt - speakingAt).toBeGreaterThan(1_000);
       expect(f.rmsBetween(speakingAt + 200, doneAt - 200)).toBeGreaterThan(SPEECH_RMS);
-      expect(f.rmsBetween(before - 1_000, before)).toBeLessThan(SILENCE_RMS);
+      expect(f.rmsBetween(before - 500, before)).toBeLessThan(SILENCE_RMS);
       expect(s.assistantMessages().map((m) => m.textContent)).toEqual([
         'Hello in my own voice, a tone.',
       ]);
@@ -246,8 +252,14 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       await s.session.interrupt().await;
       await long.waitForPlayout();
       expect(long.interrupted).toBe(true);
-      await sleep(700);
-      expect(f.rmsBetween(cutAt + 400, f.now())).toBeLessThan(SILENCE_RMS);
+      await sleep(1_500);
+      // lk.clear_buffer is an RPC round trip, and the tone was streamed ahead of playout.
+      const silentAfter = [...Array(15).keys()]
+        .map((i) => i * 100)
+        .find((d) => f.rmsBetween(cutAt + d, cutAt + d + 100) < SILENCE_RMS);
+      console.log(`audio mode: silent ${silentAfter} ms after session.interrupt()`);
+      expect(silentAfter).toBeLessThan(800);
+      expect(f.rmsBetween(cutAt + 800, f.now())).toBeLessThan(SILENCE_RMS);
     } finally {
       // DataStreamAudioOutput registers its RPC handlers once per process (see agents-js tests).
       voice.DataStreamAudioOutput._playbackFinishedRpcRegistered = false;
