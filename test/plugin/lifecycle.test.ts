@@ -1,4 +1,4 @@
-import { Plugin, voice } from '@livekit/agents';
+import { type JobContext, Plugin, runWithJobContextAsync, voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -167,6 +167,39 @@ describe('AvatarSession: shutdown', () => {
     });
     expect(s.sim.closed).toBe(true);
     await s.avatar.aclose(); // idempotent
+  });
+
+  it("the job's shutdown callback deletes the session", async () => {
+    // The part of a JobContext the plugin and its base class use.
+    const shutdownCallbacks: Array<() => Promise<void>> = [];
+    const job = {
+      agent: { identity: 'agent-in-a-job' },
+      job: { room: { name: 'job-room' } },
+      info: { url: 'ws://127.0.0.1:1', apiKey: 'devkey', apiSecret: 'unused' },
+      addShutdownCallback: (cb: () => Promise<void>) => shutdownCallbacks.push(cb),
+    } as unknown as JobContext;
+    const sut = agentSession([]);
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+    });
+    const room = h.media.room('job-room', 'agent-in-a-job');
+    const id = await runWithJobContextAsync(job, () =>
+      avatar.start(sut.session, room as unknown as Room),
+    );
+    const session = (await (await h.server.call('GET', `/v1/sessions/${id}`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(session).toMatchObject({ status: 'active', publish_on_behalf: 'agent-in-a-job' });
+    expect(shutdownCallbacks).toHaveLength(1);
+    await shutdownCallbacks[0]!();
+    expect(await apiSession(h.server, id)).toMatchObject({
+      status: 'ended',
+      end_reason: 'deleted',
+    });
+    await sut.close();
   });
 
   it('closing the AgentSession ends the avatar session too', async () => {
