@@ -8,7 +8,7 @@
 // the outside. Where that is impossible it says loudly which suites it could not run; with
 // CI=true that is a failure.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from './netns.js';
 
@@ -40,8 +40,32 @@ function webrtcTestFiles(dir = 'test') {
   return found;
 }
 
+const RESULTS_FILE = '.tmp/vitest-results.json';
+
+/** One plain closing line that any CI log reader understands: `Tests: N passed, N failed`. */
+function printSummary() {
+  try {
+    const r = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
+    const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    console.log(
+      `\nTests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`,
+    );
+  } catch {
+    console.log('\n(no test results were written)');
+  }
+}
+
 function runVitest(prefix, env) {
-  const args = [...prefix, 'npx', 'vitest', 'run', ...process.argv.slice(2)];
+  const args = [
+    ...prefix,
+    'npx',
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${RESULTS_FILE}`,
+    ...process.argv.slice(2),
+  ];
   console.log(`\n== tests: ${args.join(' ')}`);
   return new Promise((resolve) => {
     const child = spawn(args[0], args.slice(1), {
@@ -59,6 +83,7 @@ function runVitest(prefix, env) {
   });
 }
 
+rmSync(RESULTS_FILE, { force: true });
 step('format', 'npx', ['prettier', '--check', '.']);
 step('lint', 'npx', ['eslint', '.']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);
@@ -87,4 +112,5 @@ if (reason) {
     code = 1;
   }
 }
+printSummary();
 process.exit(code);
