@@ -1,0 +1,120 @@
+// The mint-proxy example in a real browser: headless Chromium opens the page the proxy serves,
+// which gets a session through the proxy, shows the avatar's video, plays its audio, shows the
+// lk.chat transcript and makes the avatar say what is typed. Everything runs inside the test
+// network namespace: the embedded LiveKit server, Visage with the real media core, the proxy.
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startMintProxy } from '../../examples/mint-proxy/proxy.js';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { startTestServer, type TestServer } from '../server/testServer.js';
+import { describeWebRtc } from '../support/network.js';
+
+const KEYS = { devkey: 'secret-for-mint-proxy-test' };
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
+  let livekit: DevServer;
+  let visage: TestServer;
+  let proxy: Awaited<ReturnType<typeof startMintProxy>>;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+    livekit = await startDevServer({
+      port: 0,
+      host: address,
+      nodeIp: address,
+      keys: KEYS,
+      logger: log,
+    });
+    visage = await startTestServer({
+      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+      start: { media: await LiveKitMediaCore.create({ log }) },
+    });
+    proxy = await startMintProxy({
+      apiKey: visage.secret,
+      apiUrl: visage.url,
+      host: address,
+      port: 0,
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--use-fake-ui-for-media-stream',
+        '--autoplay-policy=no-user-gesture-required',
+        `--unsafely-treat-insecure-origin-as-secure=${proxy.url}`,
+      ],
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.close();
+    await visage?.close();
+    await livekit?.close();
+  });
+
+  it('shows the playing avatar, its transcript, and says what is typed', async () => {
+    const page = await browser.newPage();
+    await page.goto(proxy.url);
+    await page.click('#start');
+    // The video plays: frames keep being presented and show a face, not a blank.
+    await page.waitForFunction(
+      () => {
+        const v = document.querySelector('video')!;
+        return v.readyState >= 2 && v.videoWidth === 512 && v.currentTime > 0.5;
+      },
+      undefined,
+      { timeout: 20_000 },
+    );
+    const t0 = await page.evaluate(() => document.querySelector('video')!.currentTime);
+    await page.waitForTimeout(1_000);
+    const t1 = await page.evaluate(() => document.querySelector('video')!.currentTime);
+    expect(t1 - t0).toBeGreaterThan(0.5);
+    const spread = await page.evaluate(() => {
+      const v = document.querySelector('video')!;
+      const canvas = document.createElement('canvas');
+      canvas.width = v.videoWidth;
+      canvas.height = v.videoHeight;
+      const ctx = canvas.getContext('2d')!;
+      ctx.drawImage(v, 0, 0);
+      const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+      let min = 255;
+      let max = 0;
+      for (let i = 0; i < data.length; i += 4 * 97) {
+        const luma = (data[i]! + data[i + 1]! + data[i + 2]!) / 3;
+        min = Math.min(min, luma);
+        max = Math.max(max, luma);
+      }
+      return max - min;
+    });
+    expect(spread).toBeGreaterThan(60);
+
+    await page.fill('#text', 'Hello from the browser page.');
+    await page.click('#say button');
+    await page.waitForFunction(
+      () =>
+        document
+          .querySelector('#transcript')!
+          .textContent!.includes('Hello from the browser page.'),
+      undefined,
+      { timeout: 20_000 },
+    );
+    // The page plays the avatar's audio through an <audio> element.
+    expect(await page.locator('audio').count()).toBe(1);
+    const shot = join(mkdtempSync(join(tmpdir(), 'visage-mint-proxy-')), 'page.png');
+    await page.screenshot({ path: shot });
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+    console.log(`mint-proxy screenshot: ${shot}`);
+    expect(proxy.sessions.size).toBe(1);
+    await page.close();
+  }, 60_000);
+});
