@@ -1,0 +1,177 @@
+// The agent-worker example as it runs for real: an unmodified agents worker process (`dev`)
+// registers with the embedded LiveKit server, is dispatched when a user joins a room, starts the
+// Visage avatar in that room and answers through an OpenAI-compatible endpoint (a scripted one
+// here). The user types (lk.chat text stream) and hears the avatar; leaving ends the session.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { AccessToken } from 'livekit-server-sdk';
+import pino from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { startTestServer, type TestServer } from '../server/testServer.js';
+import { describeWebRtc } from '../support/network.js';
+import { until } from './agentHarness.js';
+import { Frontend } from './frontend.js';
+
+const WORKER = fileURLToPath(new URL('../../examples/agent-worker/agent.ts', import.meta.url));
+const KEYS = { devkey: 'secret-for-agent-worker-test' };
+const GREETING = 'Hello! I am your Visage avatar.';
+const ANSWER = 'Two plus two is four.';
+
+/** A scripted OpenAI-compatible endpoint: streams a fixed answer per conversation state. */
+function startFakeOpenAI(
+  host: string,
+): Promise<{ server: Server; url: string; prompts: string[] }> {
+  const prompts: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { messages } = JSON.parse(body) as {
+        messages: Array<{ role: string; content: unknown }>;
+      };
+      const last = Array.isArray(messages) ? messages[messages.length - 1] : undefined;
+      const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+      prompts.push(text);
+      const reply = /two plus two/i.test(text) ? ANSWER : GREETING;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const piece of reply.match(/.{1,6}/g)!) {
+        const chunk = {
+          id: 'chatcmpl-test',
+          object: 'chat.completion.chunk',
+          created: 0,
+          model: 'test',
+          choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+        };
+        res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, host, () =>
+      resolve({
+        server,
+        url: `http://${host}:${(server.address() as AddressInfo).port}/v1`,
+        prompts,
+      }),
+    ),
+  );
+}
+
+describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
+  let livekit: DevServer;
+  let visage: TestServer;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
+  let worker: ChildProcess;
+  const output: string[] = [];
+
+  beforeAll(async () => {
+    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+    livekit = await startDevServer({
+      port: 0,
+      host: address,
+      nodeIp: address,
+      keys: KEYS,
+      logger: log,
+    });
+    visage = await startTestServer({
+      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
+      start: { media: await LiveKitMediaCore.create({ log }) },
+    });
+    openai = await startFakeOpenAI(address);
+    worker = spawn(process.execPath, ['--import', 'tsx', WORKER, 'dev'], {
+      env: {
+        ...process.env,
+        LIVEKIT_URL: livekit.url,
+        LIVEKIT_API_KEY: 'devkey',
+        LIVEKIT_API_SECRET: KEYS.devkey,
+        VISAGE_API_KEY: visage.secret,
+        VISAGE_API_URL: visage.url,
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: 'test',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so that its job and inference processes go with it.
+      detached: true,
+    });
+    const keep = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (output.length > 400) output.shift();
+    };
+    worker.stdout!.on('data', keep);
+    worker.stderr!.on('data', keep);
+  }, 90_000);
+
+  afterAll(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = once(worker, 'exit');
+      worker.kill('SIGTERM');
+      const timer = setTimeout(() => process.kill(-worker.pid!, 'SIGKILL'), 8_000);
+      await exited;
+      clearTimeout(timer);
+      try {
+        process.kill(-worker.pid!, 'SIGKILL');
+      } catch {
+        // nothing left
+      }
+    }
+    openai?.server.close();
+    await visage?.close();
+    await livekit?.close();
+  });
+
+  it('greets the user through the avatar, answers typed chat, and ends the session when the user leaves', async () => {
+    const user = new Frontend();
+    const token = new AccessToken('devkey', KEYS.devkey, { identity: 'visitor' });
+    token.addGrant({
+      room: 'worker-room',
+      roomJoin: true,
+      canSubscribe: true,
+      canPublishData: true,
+    });
+    try {
+      // Joining creates the room, which dispatches the (unnamed) worker's agent into it.
+      await until(() => output.join('').includes('registered worker'), 90_000, 'the worker');
+      await user.join(livekit.url, await token.toJwt());
+      await user.waitForTracks(60_000).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n--- worker output ---\n${output.join('').slice(-4000)}`);
+      });
+      const avatar = [...user.room.remoteParticipants.values()].find((p) =>
+        p.identity.startsWith('avatar_'),
+      )!;
+      const agentIdentity = avatar.attributes['lk.publish_on_behalf'];
+      expect(user.room.remoteParticipants.get(agentIdentity!)).toBeDefined();
+
+      await until(() => user.finals().some((m) => m.text === GREETING), 30_000, 'the greeting');
+      await user.room.localParticipant!.sendText('What is two plus two?', { topic: 'lk.chat' });
+      await until(() => user.finals().some((m) => m.text === ANSWER), 30_000, 'the answer');
+      expect(openai.prompts.some((p) => /two plus two/i.test(p))).toBe(true);
+
+      const sessions = await visage.call('GET', '/v1/sessions?status=active');
+      const live = (await sessions.json()) as {
+        data: Array<{ session_id: string; room_name: string }>;
+      };
+      const mine = live.data.filter((s) => s.room_name === 'worker-room');
+      expect(mine).toHaveLength(1);
+      await user.leave();
+      // The user left: the AgentSession closes and the plugin DELETEs the session (not agent_left).
+      await expect
+        .poll(
+          async () => {
+            const res = await visage.call('GET', `/v1/sessions/${mine[0]!.session_id}`);
+            const session = (await res.json()) as { status: string; end_reason: string | null };
+            return `${session.status}/${session.end_reason}`;
+          },
+          { timeout: 30_000, interval: 500 },
+        )
+        .toBe('ended/deleted');
+    } finally {
+      await user.leave().catch(() => undefined);
+    }
+  }, 240_000);
+});
