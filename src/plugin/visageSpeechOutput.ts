@@ -83,7 +83,10 @@ export class VisageSpeechOutput extends voice.AudioOutput {
     if (text === undefined) {
       if (!this.#warnedAudio) {
         this.#warnedAudio = true;
-        pluginLog().warn('text mode ignores audio frames (say() with audio needs audio mode)');
+        pluginLog().error(
+          'text mode got synthesized audio, which the avatar cannot speak: the agent has a TTS ' +
+            "of its own (use mode: 'audio'), or say() was given audio",
+        );
       }
       return;
     }
