@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AvatarSession,
   VisageAuthenticationError,
+  VisageConnectionError,
   VisageException,
   VisageNotFoundError,
   VisageSpeechOutput,
@@ -101,6 +102,42 @@ describe('AvatarSession: start and attach', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(VisageNotFoundError);
     expect((error as VisageNotFoundError).code).toBe('avatar_not_found');
+    expect(await liveSessions()).toEqual(before);
+    await sut.close();
+  });
+
+  it('retries an unreachable service connOptions.maxRetry times, then raises VisageConnectionError', async () => {
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: 'http://127.0.0.1:9', // discard port: connection refused
+      connOptions: { maxRetry: 2, retryIntervalMs: 200, timeoutMs: 1_000 },
+    });
+    const sut = agentSession([]);
+    const started = Date.now();
+    const error = await avatar
+      .start(sut.session, h.media.room('unreachable') as unknown as Room)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VisageConnectionError);
+    // Two retries: the framework's short first interval, then retryIntervalMs.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    await avatar.aclose();
+    await sut.close();
+  });
+
+  it('refuses a room the agent has not connected yet, before creating anything', async () => {
+    const before = await liveSessions();
+    const room = Object.assign(h.media.room(''), { localParticipant: undefined });
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+    });
+    const sut = agentSession([]);
+    await expect(avatar.start(sut.session, room as unknown as Room)).rejects.toThrow(
+      /ctx\.connect/,
+    );
+    expect(avatar.sessionId).toBeUndefined();
     expect(await liveSessions()).toEqual(before);
     await sut.close();
   });

@@ -130,6 +130,10 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       SPEECH_RMS,
     );
     expect(listening - speaking).toBeGreaterThan(1_500);
+    const thinking = s.states.find((x) => x.state === 'thinking')!.at;
+    console.log(
+      `text mode: thinking -> speaking (first /speak to the avatar's first lk.chat) ${speaking - thinking} ms`,
+    );
     await sleep(600);
     expect(f.rmsBetween(f.now() - 400, f.now())).toBeLessThan(SILENCE_RMS);
   }, 60_000);
