@@ -60,6 +60,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       roomIO?: { syncTranscription: boolean };
       avatar?: Partial<AvatarSessionOptions>;
       tts?: tts.TTS;
+      withVad?: boolean;
     } = {},
   ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: Frontend }> {
     const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
@@ -68,7 +69,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     const room = new Room();
     await room.connect(livekit.url, await token.toJwt(), { autoSubscribe: true, dynacast: false });
     cleanups.push(() => room.disconnect());
-    const sut = agentSession(responses);
+    const sut = agentSession(responses, { withVad: options.withVad });
     if (options.tts) sut.session.tts = options.tts;
     const audioMode = options.avatar?.mode === 'audio';
     const avatar = new AvatarSession({
@@ -270,6 +271,61 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       voice.DataStreamAudioOutput._playbackStartedRpcRegistered = false;
     }
   }, 60_000);
+
+  it('20 turns with random barge-ins never leave the agent speaking or the avatar talking', async () => {
+    let seed = Number(process.env.VISAGE_TEST_SEED ?? 7);
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const reply = (i: number) => `Reply ${i} starts here. And it ends right here.`;
+    const s = await startAgent(
+      'plugin-real-turns',
+      Array.from({ length: 20 }, (_, i) => ({ input: `turn ${i}`, content: reply(i) })),
+      { withVad: true },
+    );
+    const f = s.frontend;
+    for (let i = 0; i < 20; i++) {
+      const handle = s.session.generateReply({ userInput: `turn ${i}` });
+      const roll = random();
+      let cutAt: number | undefined;
+      if (roll < 0.6) {
+        await until(
+          () => s.session.agentState === 'speaking' || handle.done(),
+          10_000,
+          `turn ${i}`,
+        );
+        await sleep(random() * 1_500);
+        cutAt = Date.now();
+        if (roll < 0.3) {
+          s.vad!.startOfSpeech();
+          s.vad!.speaking(500);
+          s.vad!.endOfSpeech(600);
+        } else {
+          await s.session.interrupt().await;
+        }
+      }
+      const settled = await Promise.race([
+        handle.waitForPlayout().then(() => 'done'),
+        sleep(4_000 + 3_000).then(() => 'stuck'),
+      ]);
+      expect(settled, `turn ${i}`).toBe('done');
+      // A cut turn ends well before the framework's own 5 s interruption watchdog would.
+      if (cutAt !== undefined) expect(Date.now() - cutAt, `turn ${i}`).toBeLessThan(2_500);
+      await until(() => s.session.agentState !== 'speaking', 2_000, `turn ${i} not speaking`);
+    }
+    // Nothing keeps talking once the conversation is over.
+    await until(() => s.session.agentState === 'listening', 3_000, 'listening');
+    await sleep(800);
+    expect(f.rmsBetween(f.now() - 400, f.now())).toBeLessThan(SILENCE_RMS);
+    const messages = s.assistantMessages();
+    for (const m of messages) {
+      const text = m.textContent ?? '';
+      const n = Number(/Reply (\d+)/.exec(text)?.[1] ?? -1);
+      expect(reply(n).startsWith(text), text).toBe(true);
+      if (!m.interrupted) expect(text).toBe(reply(n));
+    }
+  }, 180_000);
 
   async function visageSession(id: string) {
     const res = await visage.call('GET', `/v1/sessions/${id}`);
