@@ -49,13 +49,13 @@ const t0 = performance.now();
 let lastFrameMs = -Infinity;
 room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
   if (track.kind === TrackKind.KIND_AUDIO) {
-    void (async () => {
+    (async () => {
       for await (const f of new AudioStream(track, { sampleRate: 48_000, numChannels: 1 })) {
         pcm.push(new Int16Array(f.data));
       }
-    })();
+    })().catch(() => undefined); // the stream errors when the room disconnects
   } else {
-    void (async () => {
+    (async () => {
       for await (const { frame } of new VideoStream(track)) {
         const now = performance.now() - t0;
         if (now - lastFrameMs < 400) continue; // a snapshot every 0.4 s
@@ -67,7 +67,7 @@ room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
           png: i420ToPng({ data: i420.data, width: frame.width, height: frame.height }),
         });
       }
-    })();
+    })().catch(() => undefined); // the stream errors when the room disconnects
   }
 });
 const done = new Promise<void>((resolveDone) => {
