@@ -2,7 +2,9 @@ import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvatarSession, VisageCapacityError } from '../../src/index.js';
 import { agentSession, sleep } from './agentHarness.js';
+import { startTestServer } from '../server/testServer.js';
 import { apiSession, MILO, startPluginHarness, type PluginHarness } from './pluginHarness.js';
+import { SimulatedAvatarMedia } from './simulatedAvatar.js';
 
 // The service answers 429 with Retry-After: 10, so these tests take 10-20 s each.
 let h: PluginHarness;
@@ -45,6 +47,34 @@ describe('429 at start', () => {
     expect(cap.message).toMatch(/cap of 1 concurrent sessions/);
     await avatar.aclose();
     await sut.close();
+  });
+
+  it('reports platform_busy when the whole node is full, though the key is under its cap', async () => {
+    const media = new SimulatedAvatarMedia();
+    const busy = await startTestServer({ start: { media }, config: { maxSessions: 1 }, cap: 5 });
+    const sut = agentSession([]);
+    try {
+      const res = await busy.call('POST', '/v1/sessions', {
+        json: { avatar_id: MILO, mode: 'video' },
+      });
+      expect(res.status).toBe(201);
+      const avatar = new AvatarSession({
+        avatarId: MILO,
+        apiKey: busy.secret,
+        apiUrl: busy.url,
+        maxCapacityWaitSeconds: 0,
+      });
+      const error = await avatar
+        .start(sut.session, media.room('busy') as unknown as Room)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(VisageCapacityError);
+      expect((error as VisageCapacityError).code).toBe('platform_busy');
+      expect((error as VisageCapacityError).message).toMatch(/platform_busy/);
+      await avatar.aclose();
+    } finally {
+      await sut.close();
+      await busy.close();
+    }
   });
 
   it('is retried after Retry-After, then reported with the cap when the bound is spent', async () => {
