@@ -51,6 +51,7 @@ export class AvatarSession extends voice.AvatarSession {
   #livekit: StartOptions = {};
   #starting?: Promise<unknown>;
   #closing?: Promise<void>;
+  #ending?: Promise<void>;
   readonly #abort = new AbortController();
 
   constructor(options: AvatarSessionOptions) {
@@ -288,8 +289,6 @@ export class AvatarSession extends voice.AvatarSession {
     await this.#removeAvatarOutsideJob();
     await super.aclose();
   }
-
-  #ending?: Promise<void>;
 
   /** DELETEs the session once (the service answers 204 for an ended session too). */
   #endSession(why: string): Promise<void> {
