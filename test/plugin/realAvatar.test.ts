@@ -62,7 +62,14 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       tts?: tts.TTS;
       withVad?: boolean;
     } = {},
-  ): Promise<SessionUnderTest & { avatar: AvatarSession; room: Room; frontend: Frontend }> {
+  ): Promise<
+    SessionUnderTest & {
+      avatar: AvatarSession;
+      room: Room;
+      frontend: Frontend;
+      metrics: Array<Record<string, unknown>>;
+    }
+  > {
     const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
     token.kind = 'agent';
     token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true });
@@ -83,6 +90,8 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       ...options.avatar,
     });
     cleanups.push(() => avatar.aclose());
+    const metrics: Array<Record<string, unknown>> = [];
+    avatar.on('metrics_collected', (m) => metrics.push({ ...m }));
     cleanups.push(() => sut.close());
     await avatar.start(sut.session, room, { livekitUrl: livekit.url });
     await avatar.waitForJoin({ timeout: 15_000 });
@@ -105,7 +114,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     })();
     await frontend.join(livekit.url, user);
     await frontend.waitForTracks();
-    return { ...sut, avatar, room, frontend };
+    return { ...sut, avatar, room, frontend, metrics };
   }
 
   it('speaks a reply in the agent room: ordered finals, speaking until the audio ends, one message', async () => {
@@ -131,6 +140,15 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       SPEECH_RMS,
     );
     expect(listening - speaking).toBeGreaterThan(1_500);
+    // The base class's avatar metrics: the join (waitForJoin) and the playback latency.
+    const joined = s.metrics.find((m) => m.avatarJoinedAt !== undefined);
+    expect(joined).toMatchObject({ type: 'avatar_metrics', metadata: { modelProvider: 'visage' } });
+    const latency = s.metrics.find((m) => m.playbackLatencyMs !== undefined);
+    expect(latency?.playbackLatencyMs).toBeGreaterThan(0);
+    expect(latency?.playbackLatencyMs).toBeLessThan(2_000);
+    console.log(
+      `avatar metrics: joined ${Number(joined!.avatarJoinedAt) - Number(joined!.sessionStartedAt)} ms after start, playback latency ${Math.round(Number(latency!.playbackLatencyMs))} ms`,
+    );
     const thinking = s.states.find((x) => x.state === 'thinking')!.at;
     console.log(
       `text mode: thinking -> speaking (first /speak to the avatar's first lk.chat) ${speaking - thinking} ms`,
