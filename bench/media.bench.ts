@@ -34,6 +34,8 @@ const cpu = async () => {
   node.stdin!.write('cpu\n');
   return (await nextLine()) as { cpuMs: number; at: number };
 };
+/** 10 ms audio frames that must stay quiet to count as silence. */
+const QUIET_FRAMES = 25;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -120,12 +122,14 @@ for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
   await sleep(700);
   const cutAt = client.now();
   await visage.sessions.interrupt(s.session_id);
-  // Silence: the first of 5 consecutive quiet 10 ms frames after the call.
+  // Silence: the start of 250 ms of quiet after the call (a pause between words is shorter).
   await client.waitFor(
     () => {
       const after = client.audio.filter((a) => a.atMs > cutAt);
       return after.some(
-        (_, i) => i + 5 <= after.length && after.slice(i, i + 5).every((x) => x.rms < 60),
+        (_, i) =>
+          i + QUIET_FRAMES <= after.length &&
+          after.slice(i, i + QUIET_FRAMES).every((x) => x.rms < 60),
       );
     },
     5_000,
@@ -133,7 +137,9 @@ for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
   );
   const after = client.audio.filter((a) => a.atMs > cutAt);
   const i = after.findIndex(
-    (_, k) => after.slice(k, k + 5).length === 5 && after.slice(k, k + 5).every((x) => x.rms < 60),
+    (_, k) =>
+      after.slice(k, k + QUIET_FRAMES).length === QUIET_FRAMES &&
+      after.slice(k, k + QUIET_FRAMES).every((x) => x.rms < 60),
   );
   interruptToSilence.push(after[i]!.atMs - cutAt);
   await client.leave();

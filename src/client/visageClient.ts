@@ -43,6 +43,8 @@ export interface VisageClientOptions {
 export interface RequestOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** This call's 429 retries (default: the client's `maxRetries`). */
+  maxRetries?: number;
 }
 
 /** Session endpoints also report the key's concurrency from the response headers. */
@@ -207,7 +209,8 @@ export class VisageClient {
         return await this.exchange(call);
       } catch (err) {
         if (!(err instanceof VisageApiError) || err.status !== 429) throw err;
-        if (!RETRIED_CODES.has(err.code) || attempt >= this.o.maxRetries) throw err;
+        const maxRetries = call.options?.maxRetries ?? this.o.maxRetries;
+        if (!RETRIED_CODES.has(err.code) || attempt >= maxRetries) throw err;
         const wait = err.retryAfterSeconds ?? FALLBACK_RETRY_AFTER_SECONDS;
         if (wait > this.o.maxRetryAfterSeconds) throw err;
         await sleep(wait * 1000, call.options?.signal);

@@ -95,6 +95,18 @@ describe('VisageClient against the real server', () => {
     await client.sessions.delete(second.session_id);
   }, 30_000);
 
+  it('takes a per-call retry budget over the client default', async () => {
+    const k = await server.newKey(1);
+    const client = new VisageClient({ apiKey: k.secret, baseUrl: server.url, maxRetries: 5 });
+    const first = await client.sessions.create({ avatar_id: AVATAR, mode: 'video' });
+    const started = performance.now();
+    await expect(
+      client.sessions.create({ avatar_id: AVATAR, mode: 'video' }, { maxRetries: 0 }),
+    ).rejects.toBeInstanceOf(VisageRateLimitError);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await client.sessions.delete(first.session_id);
+  });
+
   it('raises VisageRateLimitError with the cap once retries are spent', async () => {
     const k = await server.newKey(1);
     const client = new VisageClient({ apiKey: k.secret, baseUrl: server.url, maxRetries: 0 });

@@ -40,13 +40,21 @@ export class ChatPublisher {
   private readonly open = new Map<string, OpenTranscript>();
   private readonly encoder = new TextEncoder();
 
+  /**
+   * @param transcription publish `lk.transcription` too. Off when the avatar speaks for an agent
+   *   (`publish_on_behalf`): the agent's own transcription output already carries the text, and
+   *   frontends would show it twice.
+   */
   constructor(
     private readonly room: ChatTransport,
     private readonly audioTrackSid: () => string | undefined,
     private readonly log: Logger,
+    private readonly transcription = true,
   ) {}
 
   started(u: Utterance): void {
+    this.send({ text: '', final: false, utterance_id: u.id });
+    if (!this.transcription) return;
     const attributes = this.attributes(u, false);
     this.open.set(u.id, {
       writer: this.room
@@ -57,7 +65,6 @@ export class ChatPublisher {
         }),
       written: '',
     });
-    this.send({ text: '', final: false, utterance_id: u.id });
   }
 
   progress(u: Utterance, heardText: string): void {
@@ -73,6 +80,7 @@ export class ChatPublisher {
     this.send({ text: outcome.heardText, final: true, utterance_id: u.id });
     const t = this.open.get(u.id);
     this.open.delete(u.id);
+    if (!this.transcription) return;
     this.enqueue(async () => {
       await (await t?.writer)?.close();
       await this.room.sendText(outcome.heardText, {

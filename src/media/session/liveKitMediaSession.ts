@@ -88,6 +88,7 @@ export class LiveKitMediaSession implements MediaSession {
       },
       () => this.audioTrackSid,
       o.log,
+      o.spec.publishOnBehalf === null,
     );
     this.player = new SpeechPlayer(
       {

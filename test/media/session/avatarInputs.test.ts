@@ -188,6 +188,19 @@ describeWebRtc(
         room_name: roomName,
         publish_on_behalf: 'agent-2',
       });
+      // Speaking for an agent: lk.chat as always, but no lk.transcription of its own (the
+      // agent's transcription output carries the text; frontends would show it twice).
+      const spoken = await visage.call('POST', `/v1/sessions/${session_id}/speak`, {
+        json: { text: 'On behalf of the agent.' },
+      });
+      const { utterance_id } = (await spoken.json()) as { utterance_id: string };
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === utterance_id),
+        15_000,
+        'final',
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      expect(client.transcriptions).toEqual([]);
       await agentRoom.disconnect();
       // The default absence allowance is 10 s (agentAbsenceMs).
       await client.waitFor(() => client.left.includes(agent_identity), 20_000, 'avatar leaving');
