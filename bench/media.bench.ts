@@ -32,7 +32,7 @@ const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: strin
 const visage = new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 });
 const cpu = async () => {
   node.stdin!.write('cpu\n');
-  return (await nextLine()) as { cpuMs: number; at: number };
+  return (await nextLine()) as { cpuMs: number; at: number; eventLoop: number };
 };
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;
@@ -152,6 +152,7 @@ interface Step {
   minFps: number;
   minAudioFramesPerS: number;
   cpuPerSession: number;
+  eventLoop: number;
   ok: boolean;
 }
 const steps: Step[] = [];
@@ -187,6 +188,7 @@ for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8').split(',').map(Numbe
     minFps: Math.min(...fps),
     minAudioFramesPerS: Math.min(...audioRate),
     cpuPerSession: cores / n,
+    eventLoop: c1.eventLoop,
     ok: Math.min(...fps) >= 24 && Math.min(...audioRate) >= 98,
   };
   steps.push(step);
@@ -218,6 +220,7 @@ console.table(
     'min fps': s.minFps.toFixed(1),
     'min audio frames/s (100 = unbroken)': s.minAudioFramesPerS.toFixed(0),
     'server CPU per session (cores)': s.cpuPerSession.toFixed(3),
+    'server event loop busy': `${(s.eventLoop * 100).toFixed(0)} %`,
     'full rate': s.ok ? 'yes' : 'no',
   })),
 );

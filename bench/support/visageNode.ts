@@ -6,6 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import pino from 'pino';
 import { startDevServer } from '../../src/devserver/index.js';
@@ -41,11 +42,15 @@ const server = await startVisage(
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
 
+// Event-loop utilisation since the previous "cpu" line: how busy the JS thread is.
+let eluMark = performance.eventLoopUtilization();
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'cpu') {
     const u = process.cpuUsage();
+    const eventLoop = performance.eventLoopUtilization(eluMark).utilization;
+    eluMark = performance.eventLoopUtilization();
     process.stdout.write(
-      `${JSON.stringify({ cpuMs: (u.user + u.system) / 1000, at: performance.now() })}\n`,
+      `${JSON.stringify({ cpuMs: (u.user + u.system) / 1000, at: performance.now(), eventLoop })}\n`,
     );
   } else if (line === 'quit') {
     break;
