@@ -32,7 +32,12 @@ const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: strin
 const visage = new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 });
 const cpu = async () => {
   node.stdin!.write('cpu\n');
-  return (await nextLine()) as { cpuMs: number; at: number; eventLoop: number };
+  return (await nextLine()) as {
+    cpuMs: number;
+    livekitCpuMs: number;
+    at: number;
+    eventLoop: number;
+  };
 };
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;
@@ -152,6 +157,7 @@ interface Step {
   minFps: number;
   minAudioFramesPerS: number;
   cpuPerSession: number;
+  livekitCpuPerSession: number;
   eventLoop: number;
   ok: boolean;
 }
@@ -188,6 +194,7 @@ for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8').split(',').map(Numbe
     minFps: Math.min(...fps),
     minAudioFramesPerS: Math.min(...audioRate),
     cpuPerSession: cores / n,
+    livekitCpuPerSession: (c1.livekitCpuMs - c0.livekitCpuMs) / (c1.at - c0.at) / n,
     eventLoop: c1.eventLoop,
     ok: Math.min(...fps) >= 24 && Math.min(...audioRate) >= 98,
   };
@@ -212,15 +219,16 @@ console.table({
   'lip-sync offset (video minus audio)': fmt(lipSync),
 });
 console.log(
-  'Concurrent speaking sessions (server process CPU; subscribers run in another process)',
+  'Concurrent speaking sessions (Visage and the embedded LiveKit server in their own processes, as under `visage dev`; subscribers in a third)',
 );
 console.table(
   steps.map((s) => ({
     sessions: s.sessions,
     'min fps': s.minFps.toFixed(1),
     'min audio frames/s (100 = unbroken)': s.minAudioFramesPerS.toFixed(0),
-    'server CPU per session (cores)': s.cpuPerSession.toFixed(3),
-    'server event loop busy': `${(s.eventLoop * 100).toFixed(0)} %`,
+    'Visage CPU per session (cores)': s.cpuPerSession.toFixed(3),
+    'embedded LiveKit CPU per session': s.livekitCpuPerSession.toFixed(3),
+    'Visage event loop busy': `${(s.eventLoop * 100).toFixed(0)} %`,
     'full rate': s.ok ? 'yes' : 'no',
   })),
 );

@@ -3,13 +3,13 @@
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
  * namespace address. Prints one JSON line when ready; answers "cpu" on stdin with its CPU time.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import pino from 'pino';
-import { startDevServer } from '../../src/devserver/index.js';
+import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
@@ -18,12 +18,15 @@ import { startVisage } from '../../src/server/runtime.js';
 const address = process.argv[2]!;
 const log = pino({ level: 'warn' });
 const keys = { devkey: 'bench-secret-0123456789' };
-const livekit = await startDevServer({
+// The LiveKit server runs in its own process, as under `visage dev`.
+const livekit = await startLivekitProcess({
   port: 0,
   host: address,
   nodeIp: address,
   keys,
-  logger: log,
+  command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+  // stdout is this process's answer channel to the bench.
+  output: process.stderr,
 });
 const server = await startVisage(
   {
@@ -42,6 +45,12 @@ const server = await startVisage(
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
 
+/** CPU time (ms) of the LiveKit server process, from /proc (utime + stime, in clock ticks). */
+function livekitCpuMs(): number {
+  const fields = readFileSync(`/proc/${livekit.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 // Event-loop utilisation since the previous "cpu" line: how busy the JS thread is.
 let eluMark = performance.eventLoopUtilization();
 for await (const line of createInterface({ input: process.stdin })) {
@@ -50,7 +59,12 @@ for await (const line of createInterface({ input: process.stdin })) {
     const eventLoop = performance.eventLoopUtilization(eluMark).utilization;
     eluMark = performance.eventLoopUtilization();
     process.stdout.write(
-      `${JSON.stringify({ cpuMs: (u.user + u.system) / 1000, at: performance.now(), eventLoop })}\n`,
+      `${JSON.stringify({
+        cpuMs: (u.user + u.system) / 1000,
+        livekitCpuMs: livekitCpuMs(),
+        at: performance.now(),
+        eventLoop,
+      })}\n`,
     );
   } else if (line === 'quit') {
     break;

@@ -1,4 +1,3 @@
-import { startDevServer } from '../devserver/index.js';
 import {
   DEFAULT_LIMITS,
   defaultMaxSessions,
@@ -10,6 +9,7 @@ import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { dataDirFrom, rejectUnsupportedDatabaseUrl } from './dataDir.js';
+import { startLivekitProcess } from './livekitProcess.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
@@ -69,11 +69,12 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
   const [apiKey, apiSecret] = (values['livekit-keys'] ?? 'devkey:secret').split(':');
   if (!apiKey || !apiSecret) throw new UsageError('--livekit-keys must be KEY:SECRET');
   const log = createLogger();
-  const livekit = await startDevServer({
+  // The embedded LiveKit server runs in a child process: its SFU would otherwise take most of
+  // the event loop the avatars' media needs (see the README's measured figures).
+  const livekit = await startLivekitProcess({
     port: intFlag(values['livekit-port'], 'livekit-port', 7880),
     keys: { [apiKey]: apiSecret },
     nodeIp: values['node-ip'],
-    logger: log.child({ component: 'livekit' }),
   });
   let server: VisageServer;
   try {

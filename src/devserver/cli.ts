@@ -66,9 +66,11 @@ export async function runLivekitCommand(argv: string[]): Promise<number> {
     `LiveKit-compatible server at ${server.url} (API keys: ${Object.keys(server.keys).join(', ')})`,
   );
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  const signal = await new Promise<NodeJS.Signals | 'parent exited'>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
+    // Run as a child with an IPC channel (`visage dev`): stop when the parent is gone.
+    if (process.connected) process.once('disconnect', () => resolve('parent exited'));
   });
   logger.info({ signal }, 'shutting down');
   await server.close();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { Store } from '../../src/server/store/store.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { startTestServer } from '../server/testServer.js';
 
@@ -15,10 +16,12 @@ afterEach(() => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
 });
 
-function startCli(args: string[], env: Record<string, string> = {}) {
+function startCli(args: string[], env: Record<string, string> = {}, ownGroup = false) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/cli/cliEntry.ts', ...args], {
     env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so a test can send Ctrl-C the way a terminal does: to the group.
+    detached: ownGroup,
   });
   children.push(child);
   let stdout = '';
@@ -166,7 +169,7 @@ describe('visage dev', () => {
     expect((await first.done).code).toBe(0);
 
     // Second start: the key is not printed again, the data is still there, the session ended.
-    const second = startCli(args);
+    const second = startCli(args, {}, true);
     const out2 = await second.waitFor(/Press Ctrl-C/);
     expect(secretIn(out2)).toBeUndefined();
     const api2 = /API:\s+(http:\/\/\S+)/.exec(out2)![1]!;
@@ -174,9 +177,42 @@ describe('visage dev', () => {
       headers: { authorization: `Bearer ${secret}` },
     });
     expect(await s.json()).toMatchObject({ status: 'ended', end_reason: 'shutdown' });
-    second.child.kill('SIGINT');
+    const live = await fetch(`${api2}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' }),
+    });
+    const { session_id: liveId } = (await live.json()) as { session_id: string };
+    // Ctrl-C in a terminal: SIGINT to the whole process group (the LiveKit child included).
+    process.kill(-second.child.pid!, 'SIGINT');
     expect((await second.done).code).toBe(0);
+    // The session was ended by the shutdown, not by LiveKit going away first.
+    const store = await Store.openEmbedded(dir);
+    const key = await store.findKeyBySecret(secret);
+    const ended = await store.getSession(key!.id, liveId);
+    await store.close();
+    expect(ended).toMatchObject({ status: 'ended', endReason: 'shutdown' });
   }, 90_000);
+
+  it('runs LiveKit in a child process that does not outlive a killed parent', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir]);
+    const out = await dev.waitFor(/Press Ctrl-C/);
+    const livekit = /LiveKit:\s+ws:\/\/(\S+)/.exec(out)![1]!;
+    expect((await fetch(`http://${livekit}/`)).status).toBe(200);
+    dev.child.kill('SIGKILL');
+    await dev.done;
+    const until = Date.now() + 10_000;
+    let alive = true;
+    while (alive && Date.now() < until) {
+      alive = await fetch(`http://${livekit}/`).then(
+        () => true,
+        () => false,
+      );
+      if (alive) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(alive).toBe(false);
+  }, 60_000);
 
   it('registers VISAGE_DEV_KEY instead of creating a key', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
