@@ -21,10 +21,18 @@ const SENTENCE =
 const LONG =
   'Here is a longer passage of speech that keeps the avatar talking for a good while, sentence after sentence, so that the benchmark can watch the frame rate and the audio of many sessions at once while every one of them is busy speaking.';
 
-const node = spawn(process.execPath, ['--import', 'tsx', 'bench/support/visageNode.ts', address], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-  env: { ...process.env, NODE_ENV: 'production' },
-});
+// BENCH_PROFILE=DIR writes a CPU profile of the Visage process there (chrome://inspect format).
+const profile = process.env.BENCH_PROFILE
+  ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+  : [];
+const node = spawn(
+  process.execPath,
+  [...profile, '--import', 'tsx', 'bench/support/visageNode.ts', address],
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  },
+);
 const lines = createInterface({ input: node.stdout! })[Symbol.asyncIterator]();
 const nextLine = async () =>
   JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
@@ -162,7 +170,7 @@ interface Step {
   ok: boolean;
 }
 const steps: Step[] = [];
-for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8').split(',').map(Number)) {
+for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8,10,12').split(',').map(Number)) {
   const open = [];
   for (let i = 0; i < n; i++) open.push(await openSession());
   // Keep every avatar talking: speak again whenever an utterance ends.
