@@ -8,17 +8,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { AccessToken } from 'livekit-server-sdk';
-import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from '../../src/devserver/index.js';
-import { LiveKitMediaCore } from '../../src/media/session/index.js';
-import { startTestServer, type TestServer } from '../server/testServer.js';
+import type { DevServer } from '../../src/devserver/index.js';
+import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { until } from './agentHarness.js';
 import { Frontend } from './frontend.js';
 
 const WORKER = fileURLToPath(new URL('../../examples/agent-worker/agent.ts', import.meta.url));
-const KEYS = { devkey: 'secret-for-agent-worker-test' };
 const GREETING = 'Hello! I am your Visage avatar.';
 const ANSWER = 'Two plus two is four.';
 
@@ -64,6 +62,7 @@ function startFakeOpenAI(
 }
 
 describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
+  let stack: MediaStack;
   let livekit: DevServer;
   let visage: TestServer;
   let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
@@ -71,25 +70,15 @@ describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
   const output: string[] = [];
 
   beforeAll(async () => {
-    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-    livekit = await startDevServer({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: KEYS,
-      logger: log,
-    });
-    visage = await startTestServer({
-      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-      start: { media: await LiveKitMediaCore.create({ log }) },
-    });
+    stack = await startMediaStack(address);
+    ({ livekit, visage } = stack);
     openai = await startFakeOpenAI(address);
     worker = spawn(process.execPath, ['--import', 'tsx', WORKER, 'dev'], {
       env: {
         ...process.env,
         LIVEKIT_URL: livekit.url,
         LIVEKIT_API_KEY: 'devkey',
-        LIVEKIT_API_SECRET: KEYS.devkey,
+        LIVEKIT_API_SECRET: stack.apiSecret,
         VISAGE_API_KEY: visage.secret,
         VISAGE_API_URL: visage.url,
         OPENAI_BASE_URL: openai.url,
@@ -121,13 +110,12 @@ describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
       }
     }
     openai?.server.close();
-    await visage?.close();
-    await livekit?.close();
+    await stack?.close();
   });
 
   it('greets the user through the avatar, answers typed chat, and ends the session when the user leaves', async () => {
     const user = new Frontend();
-    const token = new AccessToken('devkey', KEYS.devkey, { identity: 'visitor' });
+    const token = new AccessToken('devkey', stack.apiSecret, { identity: 'visitor' });
     token.addGrant({
       room: 'worker-room',
       roomJoin: true,

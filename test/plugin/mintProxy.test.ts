@@ -5,37 +5,24 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startMintProxy } from '../../examples/mint-proxy/proxy.js';
-import { startDevServer, type DevServer } from '../../src/devserver/index.js';
-import { LiveKitMediaCore } from '../../src/media/session/index.js';
-import { startTestServer, type TestServer } from '../server/testServer.js';
+import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 
-const KEYS = { devkey: 'secret-for-mint-proxy-test' };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
-  let livekit: DevServer;
+  let stack: MediaStack;
   let visage: TestServer;
   let proxy: Awaited<ReturnType<typeof startMintProxy>>;
   let browser: Browser;
 
   beforeAll(async () => {
-    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-    livekit = await startDevServer({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: KEYS,
-      logger: log,
-    });
-    visage = await startTestServer({
-      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-      start: { media: await LiveKitMediaCore.create({ log }) },
-    });
+    stack = await startMediaStack(address);
+    ({ visage } = stack);
     proxy = await startMintProxy({
       apiKey: visage.secret,
       apiUrl: visage.url,
@@ -58,8 +45,7 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
   afterAll(async () => {
     await browser?.close();
     await proxy?.close();
-    await visage?.close();
-    await livekit?.close();
+    await stack?.close();
   });
 
   it('shows the playing avatar, its transcript, and says what is typed', async () => {

@@ -3,10 +3,8 @@
 // room with rtc-node, and a frontend participant listening to what the avatar publishes.
 import { dispose, Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
-import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDevServer, type DevServer } from '../../src/devserver/index.js';
-import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import type { DevServer } from '../../src/devserver/index.js';
 import {
   AvatarSession,
   VisageAudioStreamOutput,
@@ -15,40 +13,29 @@ import {
 import { tokenize, type tts, voice } from '@livekit/agents';
 import { ToneTTS } from './toneTts.js';
 import { Frontend } from './frontend.js';
-import { startTestServer, type TestServer } from '../server/testServer.js';
+import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { agent, agentSession, sleep, until, type SessionUnderTest } from './agentHarness.js';
 import { MILO } from './pluginHarness.js';
 
-const KEYS = { devkey: 'secret-for-plugin-tests' };
 const SILENCE_RMS = 50;
 const SPEECH_RMS = 300;
 
 describeWebRtc('the plugin with a real avatar (WebRTC through the embedded server)', (address) => {
+  let stack: MediaStack;
   let livekit: DevServer;
   let visage: TestServer;
   const cleanups: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
-    const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
-    livekit = await startDevServer({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: KEYS,
-      logger: log,
-    });
-    visage = await startTestServer({
-      cap: 10,
-      config: { livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: KEYS.devkey } },
-      start: { media: await LiveKitMediaCore.create({ log, agentAbsenceMs: 5_000 }) },
-    });
+    stack = await startMediaStack(address, { cap: 10, agentAbsenceMs: 5_000 });
+    ({ livekit, visage } = stack);
   }, 60_000);
 
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    await visage?.close();
-    await livekit?.close();
+    await stack?.close();
     await dispose();
   });
 
@@ -70,7 +57,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       metrics: Array<Record<string, unknown>>;
     }
   > {
-    const token = new AccessToken('devkey', KEYS.devkey, { identity: `agent-${roomName}` });
+    const token = new AccessToken('devkey', stack.apiSecret, { identity: `agent-${roomName}` });
     token.kind = 'agent';
     token.addGrant({ room: roomName, roomJoin: true, canPublish: true, canSubscribe: true });
     const room = new Room();
@@ -108,7 +95,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     const frontend = new Frontend();
     cleanups.push(() => frontend.leave());
     const user = await (async () => {
-      const t = new AccessToken('devkey', KEYS.devkey, { identity: `user-${roomName}` });
+      const t = new AccessToken('devkey', stack.apiSecret, { identity: `user-${roomName}` });
       t.addGrant({ room: roomName, roomJoin: true, canSubscribe: true });
       return t.toJwt();
     })();
