@@ -38,7 +38,8 @@ describe('text mode: the avatar speaks the agent', () => {
     const lastFinal = s.sim.log.filter((e) => e.event === 'final').at(-1)!.at;
     const speaking = s.states.find((x) => x.state === 'speaking')!;
     const after = s.states.find((x) => x.at >= speaking.at && x.state === 'listening')!;
-    expect(speaking.at - firstStart).toBeLessThan(500);
+    // Speaking starts with the avatar's first word (loose bound for a loaded machine).
+    expect(speaking.at - firstStart).toBeLessThan(1_500);
     expect(after.at).toBeGreaterThanOrEqual(lastFinal);
     expect(after.at - speaking.at).toBeGreaterThanOrEqual(0.8 * (lastFinal - firstStart));
     await until(() => s.session.agentState === 'listening', 2_000, 'listening');

@@ -148,7 +148,7 @@ describe('EspeakEngine', () => {
     const { user, system } = process.cpuUsage(cpu);
     expect((user + system) / 1000 / 5).toBeLessThan(100);
     times.sort((a, b) => a - b);
-    expect(times[2]!).toBeLessThan(500); // wall time: sane even on a busy machine
+    expect(times[2]!).toBeLessThan(2_000); // wall time: sane even on a busy machine
   });
 
   it('returns empty audio for blank text and honours an aborted signal', async () => {
