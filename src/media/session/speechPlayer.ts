@@ -20,8 +20,9 @@ export interface PlayerEvents {
   speakingChanged(speaking: boolean): void;
 }
 
-/** 50 ms frames: cheap for the FFI (20 ms frames cost twice the CPU), fine for interrupts. */
-const FRAME_SAMPLES = OUTPUT_RATE / 20;
+/** 100 ms frames: each is one FFI call on the event loop (20 ms frames cost five times more); an
+ * interrupt clears the native queue whatever the frame size. */
+const FRAME_SAMPLES = OUTPUT_RATE / 10;
 /** How often playout-timed events are checked. */
 const TICK_MS = 20;
 
