@@ -4,7 +4,7 @@
 // a private network namespace (test/netns.js, as `npm test` does) and runs them inside it with
 // VISAGE_TEST_ADDRESS set; elsewhere it says loudly that they run without one (and those that
 // need it refuse to start). `npm run bench -- devserver` runs only the files whose name matches.
-import { spawn } from 'node:child_process';
+import { runChild } from '../test/runChild.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from '../test/netns.js';
@@ -40,20 +40,7 @@ if (netns.name) {
 function run(file) {
   const args = [...prefix, 'npx', 'tsx', file];
   console.log(`\n== ${file}: ${args.join(' ')}`);
-  return new Promise((resolve) => {
-    const child = spawn(args[0], args.slice(1), {
-      stdio: 'inherit',
-      env: { ...process.env, ...env },
-    });
-    const forward = (signal) => child.kill(signal);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-    child.on('exit', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-      resolve(code ?? (signal ? 1 : 0));
-    });
-  });
+  return runChild(args, env);
 }
 
 const failed = [];

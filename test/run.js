@@ -7,7 +7,8 @@
 // it and deletes it afterwards, also on failure or signal. Nothing in the namespace can reach
 // the outside. Where that is impossible it says loudly which suites it could not run; with
 // CI=true that is a failure.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { runChild } from './runChild.js';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from './netns.js';
@@ -67,20 +68,7 @@ function runVitest(prefix, env) {
     ...process.argv.slice(2),
   ];
   console.log(`\n== tests: ${args.join(' ')}`);
-  return new Promise((resolve) => {
-    const child = spawn(args[0], args.slice(1), {
-      stdio: 'inherit',
-      env: { ...process.env, ...env },
-    });
-    const forward = (signal) => child.kill(signal);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-    child.on('exit', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-      resolve(code ?? (signal ? 1 : 0));
-    });
-  });
+  return runChild(args, env);
 }
 
 rmSync(RESULTS_FILE, { force: true });
