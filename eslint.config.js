@@ -15,6 +15,23 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules: promises that nobody awaits or catches, promises where a callback is
+    // expected, and switches that forget a member of the union they switch on.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false } },
+      ],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     languageOptions: {
       globals: {

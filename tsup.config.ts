@@ -6,6 +6,8 @@ export default defineConfig({
     'client/index': 'src/client/index.ts',
     'server/index': 'src/server/index.ts',
     'cli/main': 'src/cli/main.ts',
+    // The audio worker pool's thread (src/media/worker/audioWorkerPool.ts finds it here).
+    'media/audioWorker': 'src/media/worker/audioWorker.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -56,7 +56,7 @@ async function openSession() {
   const t0 = performance.now();
   const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video' });
   const client = new AvatarClient();
-  await client.join(s.livekit_url, s.participant_token);
+  await client.join(s.livekit_url, s.participant_token!);
   await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
   const videoMs = client.video[0]!.atMs + client.t0 - t0;
   return { s, client, videoMs };

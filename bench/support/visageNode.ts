@@ -1,7 +1,8 @@
 /**
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
- * namespace address. Prints one JSON line when ready; answers "cpu" on stdin with its CPU time.
+ * namespace address. Prints one JSON line when ready; answers "cpu" on stdin with its CPU time
+ * and "mem" with its resident memory and the LiveKit process's.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,12 @@ function livekitCpuMs(): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
+/** Resident memory (bytes) of the LiveKit server process, from /proc (VmRSS). */
+function livekitRssBytes(): number {
+  const status = readFileSync(`/proc/${livekit.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
+}
+
 // Event-loop utilisation since the previous "cpu" line: how busy the JS thread is.
 let eluMark = performance.eventLoopUtilization();
 for await (const line of createInterface({ input: process.stdin })) {
@@ -65,6 +72,13 @@ for await (const line of createInterface({ input: process.stdin })) {
         at: performance.now(),
         eventLoop,
       })}\n`,
+    );
+  } else if (line === 'mem') {
+    // After a full collection when the process runs with --expose-gc: what is really retained.
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    process.stdout.write(
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, livekitRss: livekitRssBytes() })}\n`,
     );
   } else if (line === 'quit') {
     break;

@@ -3,20 +3,32 @@
 // LiveKit frontends send); the avatar speaks every reply in its own voice.
 //
 //   npx visage dev                                    # embedded LiveKit on :7880, API on :8080
+//   export $(npx visage dev --print-livekit-credentials)   # LIVEKIT_URL, _API_KEY, _API_SECRET
 //   VISAGE_API_KEY=sk_... OPENAI_BASE_URL=... npx tsx examples/agent-worker/agent.ts dev
+//   VISAGE_API_KEY=sk_... npx tsx examples/agent-worker/agent.ts dev --offline   # no LLM needed
 import { fileURLToPath } from 'node:url';
-import { cli, defineAgent, type JobContext, ServerOptions, voice } from '@livekit/agents';
+import { cli, defineAgent, type JobContext, log, ServerOptions, voice } from '@livekit/agents';
 import { AvatarSession } from '../../src/index.js';
+import { EchoLLM } from './echoLlm.js';
+import { llmHelp, llmProblem } from './llmCheck.js';
 import { OpenAICompatibleLLM } from './openaiLlm.js';
+
+/** Set by `--offline` in the worker process; the job processes it starts inherit it. */
+const OFFLINE_ENV = 'VISAGE_AGENT_OFFLINE';
 
 export default defineAgent({
   entry: async (ctx: JobContext) => {
     await ctx.connect();
+    const offline = process.env[OFFLINE_ENV] === '1';
     const session = new voice.AgentSession({
-      llm: new OpenAICompatibleLLM(),
+      llm: offline ? new EchoLLM() : new OpenAICompatibleLLM(),
       // No STT/VAD configured: text chat in, avatar speech out.
       vad: null,
       turnHandling: { turnDetection: null, interruption: { resumeFalseInterruption: false } },
+    });
+    // A refused key, an unknown model, a server that went away: say so, with what to set.
+    session.on(voice.AgentSessionEventTypes.Error, (ev) => {
+      log().error({ error: ev.error }, llmHelp('the LLM failed'));
     });
     const avatar = new AvatarSession({
       avatarId: process.env.VISAGE_AVATAR_ID ?? 'avt_Ada000000000000000000001',
@@ -38,12 +50,31 @@ export default defineAgent({
 });
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (!process.env.LIVEKIT_API_KEY || !process.env.LIVEKIT_API_SECRET) {
+    console.error(
+      'Set LIVEKIT_API_KEY and LIVEKIT_API_SECRET (and LIVEKIT_URL): for `visage dev`, run\n' +
+        '  export $(npx visage dev --print-livekit-credentials)',
+    );
+    process.exit(2);
+  }
+  const offlineFlag = process.argv.indexOf('--offline');
+  if (offlineFlag >= 0) {
+    process.argv.splice(offlineFlag, 1); // the agents CLI does not know it
+    process.env[OFFLINE_ENV] = '1';
+  } else {
+    // Fail at start, loudly, rather than an avatar that joins and never speaks.
+    const problem = await llmProblem();
+    if (problem) {
+      console.error(llmHelp(problem));
+      process.exit(1);
+    }
+  }
   cli.runApp(
     new ServerOptions({
       agent: fileURLToPath(import.meta.url),
       wsURL: process.env.LIVEKIT_URL ?? 'ws://127.0.0.1:7880',
-      apiKey: process.env.LIVEKIT_API_KEY ?? 'devkey',
-      apiSecret: process.env.LIVEKIT_API_SECRET ?? 'secret',
+      apiKey: process.env.LIVEKIT_API_KEY,
+      apiSecret: process.env.LIVEKIT_API_SECRET,
     }),
   );
 }

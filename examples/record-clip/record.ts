@@ -78,7 +78,7 @@ const done = new Promise<void>((resolveDone) => {
     if (msg.final) setTimeout(resolveDone, 800);
   });
 });
-await room.connect(session.livekit_url, session.participant_token, {
+await room.connect(session.livekit_url, session.participant_token!, {
   autoSubscribe: true,
   dynacast: false,
 });

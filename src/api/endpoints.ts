@@ -1,11 +1,14 @@
 import type { z } from 'zod';
+import { AUDIO_PAYLOAD_TYPES_TEXT } from './audioTypes.js';
 import { errorEnvelopeSchema } from './errors.js';
+import { FILE_ID, SESSION_ID, VOICE_ID, type IdRef } from './ids.js';
 import {
   audioFileRequestSchema,
   createSessionRequestSchema,
   createVoiceRequestSchema,
   interruptRequestSchema,
   listQuerySchema,
+  listVoicesQuerySchema,
   listSessionsQuerySchema,
   speakRequestSchema,
   waitingStateRequestSchema,
@@ -31,6 +34,8 @@ import {
 export interface EndpointSpec {
   readonly method: 'GET' | 'POST' | 'DELETE';
   readonly path: string;
+  /** The ids `{id}` in the path takes: anything else is answered with their 404 before a lookup. */
+  readonly pathId?: IdRef;
   readonly summary: string;
   readonly status: number;
   readonly auth: boolean;
@@ -54,6 +59,33 @@ export const ENDPOINTS = {
     bodyKind: 'multipart',
     response: fileSchema,
   },
+  listFiles: {
+    method: 'GET',
+    path: '/v1/files',
+    summary: "List the account's uploaded files, newest first.",
+    status: 200,
+    auth: true,
+    query: listQuerySchema,
+    response: listSchema(fileSchema),
+  },
+  getFile: {
+    method: 'GET',
+    path: '/v1/files/{id}',
+    pathId: FILE_ID,
+    summary: 'Fetch one uploaded file.',
+    status: 200,
+    auth: true,
+    response: fileSchema,
+  },
+  deleteFile: {
+    method: 'DELETE',
+    path: '/v1/files/{id}',
+    pathId: FILE_ID,
+    summary:
+      'Delete an uploaded file (idempotent, empty body). Voices made from it keep their own copy.',
+    status: 204,
+    auth: true,
+  },
   createVoice: {
     method: 'POST',
     path: '/v1/voices',
@@ -70,8 +102,26 @@ export const ENDPOINTS = {
     summary: "List the account's cloned voices and the stock voices.",
     status: 200,
     auth: true,
-    query: listQuerySchema,
+    query: listVoicesQuerySchema,
     response: listSchema(voiceSchema),
+  },
+  getVoice: {
+    method: 'GET',
+    path: '/v1/voices/{id}',
+    pathId: VOICE_ID,
+    summary: 'Fetch one voice: a cloned voice of the account or a stock voice.',
+    status: 200,
+    auth: true,
+    response: voiceSchema,
+  },
+  deleteVoice: {
+    method: 'DELETE',
+    path: '/v1/voices/{id}',
+    pathId: VOICE_ID,
+    summary:
+      'Delete a cloned voice (idempotent, empty body). Live sessions using it keep it until they end.',
+    status: 204,
+    auth: true,
   },
   listAvatars: {
     method: 'GET',
@@ -105,6 +155,7 @@ export const ENDPOINTS = {
   getSession: {
     method: 'GET',
     path: '/v1/sessions/{id}',
+    pathId: SESSION_ID,
     summary: 'Fetch one session.',
     status: 200,
     auth: true,
@@ -114,6 +165,7 @@ export const ENDPOINTS = {
   speak: {
     method: 'POST',
     path: '/v1/sessions/{id}/speak',
+    pathId: SESSION_ID,
     summary: 'Queue text for the avatar to speak; calls are spoken in order.',
     status: 202,
     auth: true,
@@ -125,8 +177,8 @@ export const ENDPOINTS = {
   audio: {
     method: 'POST',
     path: '/v1/sessions/{id}/audio',
-    summary:
-      'Queue audio for the avatar to speak: the body is the audio (audio/wav, audio/mpeg, audio/ogg, audio/webm, audio/L16;rate=N;channels=1) or JSON { file_id }.',
+    pathId: SESSION_ID,
+    summary: `Queue audio for the avatar to speak: the body is the audio (${AUDIO_PAYLOAD_TYPES_TEXT}) or JSON { file_id }.`,
     status: 202,
     auth: true,
     body: audioFileRequestSchema,
@@ -138,6 +190,7 @@ export const ENDPOINTS = {
   interrupt: {
     method: 'POST',
     path: '/v1/sessions/{id}/interrupt',
+    pathId: SESSION_ID,
     summary: "Cut off the avatar's current speech and drop queued utterances.",
     status: 200,
     auth: true,
@@ -149,6 +202,7 @@ export const ENDPOINTS = {
   waitingState: {
     method: 'POST',
     path: '/v1/sessions/{id}/waiting_state',
+    pathId: SESSION_ID,
     summary: 'Park (waiting=true) or resume (waiting=false) the session.',
     status: 200,
     auth: true,
@@ -160,6 +214,7 @@ export const ENDPOINTS = {
   participantToken: {
     method: 'POST',
     path: '/v1/sessions/{id}/participant_token',
+    pathId: SESSION_ID,
     summary: 'Mint a fresh participant token for a live session (no second slot).',
     status: 200,
     auth: true,
@@ -169,6 +224,7 @@ export const ENDPOINTS = {
   deleteSession: {
     method: 'DELETE',
     path: '/v1/sessions/{id}',
+    pathId: SESSION_ID,
     summary: 'End the session and free its concurrency slot at once (idempotent, empty body).',
     status: 204,
     auth: true,

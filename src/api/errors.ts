@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { ID_PREFIXES, idSchema } from './ids.js';
 
 /**
  * Every error the API can answer, with its HTTP status and `error.type` (API-DECISIONS.md).
  * The server throws by code; the client and the OpenAPI document read the same table.
  */
 export const ERROR_CODES = {
+  malformed_request: { status: 400, type: 'invalid_request' },
   invalid_json: { status: 400, type: 'invalid_request' },
   unknown_field: { status: 400, type: 'invalid_request' },
   validation_failed: { status: 400, type: 'invalid_request' },
@@ -12,6 +14,7 @@ export const ERROR_CODES = {
   text_too_long: { status: 400, type: 'invalid_request' },
   url_not_allowed: { status: 400, type: 'invalid_request' },
   url_unreachable: { status: 400, type: 'invalid_request' },
+  invalid_livekit_token: { status: 400, type: 'invalid_request' },
   missing_api_key: { status: 401, type: 'authentication' },
   invalid_api_key: { status: 401, type: 'authentication' },
   session_not_found: { status: 404, type: 'not_found' },
@@ -22,18 +25,26 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, type: 'invalid_request' },
   session_ended: { status: 409, type: 'conflict' },
   session_waiting: { status: 409, type: 'conflict' },
+  room_not_available: { status: 409, type: 'conflict' },
+  voice_not_deletable: { status: 409, type: 'conflict' },
+  participant_token_unavailable: { status: 409, type: 'conflict' },
   file_too_large: { status: 413, type: 'invalid_request' },
   body_too_large: { status: 413, type: 'invalid_request' },
   unsupported_media_type: { status: 415, type: 'invalid_request' },
+  headers_too_large: { status: 431, type: 'invalid_request' },
   unsupported_audio: { status: 415, type: 'invalid_request' },
   clip_too_short: { status: 422, type: 'invalid_request' },
   clip_too_long: { status: 422, type: 'invalid_request' },
   unreadable_audio: { status: 422, type: 'invalid_request' },
+  no_speech: { status: 422, type: 'invalid_request' },
   concurrency_cap: { status: 429, type: 'rate_limit' },
   platform_busy: { status: 429, type: 'rate_limit' },
   too_many_requests: { status: 429, type: 'rate_limit' },
   internal: { status: 500, type: 'api_error' },
+  tts_provider_error: { status: 502, type: 'api_error' },
   media_unavailable: { status: 503, type: 'unavailable' },
+  tts_provider_unavailable: { status: 503, type: 'unavailable' },
+  database_unavailable: { status: 503, type: 'unavailable' },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -47,7 +58,7 @@ export const errorEnvelopeSchema = z
       type: z.string().meta({ example: 'rate_limit' }),
       code: z.string().meta({ example: 'concurrency_cap' }),
       message: z.string(),
-      request_id: z.string().startsWith('req_'),
+      request_id: idSchema(ID_PREFIXES.request),
       param: z.string().optional(),
     }),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { AUDIO_PAYLOAD_CANONICAL_TYPES } from './audioTypes.js';
 import { ENDPOINTS, type EndpointSpec } from './endpoints.js';
-import { ERROR_CODES, errorEnvelopeSchema } from './errors.js';
+import { ERROR_CODES } from './errors.js';
 import { HEADERS } from './headers.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -20,7 +21,11 @@ function components(): Record<string, JsonSchema> {
     target: 'draft-2020-12',
     uri: (id) => `${COMPONENT_PREFIX}${id}`,
   }) as { schemas: Record<string, JsonSchema> };
-  for (const s of Object.values(all.schemas)) delete s.$schema;
+  for (const s of Object.values(all.schemas)) {
+    delete s.$schema;
+    // zod names each component by an `$id` fragment; JSON Schema forbids fragments in `$id`.
+    delete s.$id;
+  }
   return all.schemas;
 }
 
@@ -50,6 +55,8 @@ function operation(name: string, ep: EndpointSpec): JsonSchema {
   const success: JsonSchema = { description: ep.summary, headers };
   if (ep.response) {
     success.content = { 'application/json': { schema: toSchema(ep.response, 'output') } };
+  } else if (ep.path === ENDPOINTS.openapi.path) {
+    success.content = { 'application/json': { schema: { type: 'object' } } };
   }
   const errorResponse = {
     description: 'Error envelope (see components.schemas.ErrorEnvelope for codes).',
@@ -81,11 +88,7 @@ function operation(name: string, ep: EndpointSpec): JsonSchema {
     op.requestBody = {
       required: true,
       content: {
-        'audio/wav': audio,
-        'audio/mpeg': audio,
-        'audio/ogg': audio,
-        'audio/webm': audio,
-        'audio/L16': audio,
+        ...Object.fromEntries(AUDIO_PAYLOAD_CANONICAL_TYPES.map((type) => [type, audio])),
         'application/json': { schema: toSchema(ep.body, 'input') },
       },
     };
@@ -105,8 +108,10 @@ export function buildOpenApiDocument(version: string): JsonSchema {
     (paths[ep.path] ??= {})[ep.method.toLowerCase()] = operation(name, ep);
   }
   const schemas = components();
+  // The registry already holds ErrorEnvelope (its `.meta({ id })`); only the codes are added.
+  // (Converting the schema again would give `{ $ref: ErrorEnvelope }`: a reference to itself.)
   schemas.ErrorEnvelope = {
-    ...toSchema(errorEnvelopeSchema, 'output'),
+    ...schemas.ErrorEnvelope,
     description: `Error codes: ${Object.entries(ERROR_CODES)
       .map(([code, { status, type }]) => `${status} ${type}/${code}`)
       .join(', ')}.`,

@@ -1,6 +1,15 @@
 import { z } from 'zod';
-import { ID_PREFIXES, idSchema } from './ids.js';
+import {
+  AVATAR_ID,
+  FILE_ID,
+  ID_PREFIXES,
+  VOICE_ID,
+  idRefSchema,
+  isIdOf,
+  type IdPrefix,
+} from './ids.js';
 import { sessionStatusSchema } from './resources.js';
+import { lineText, proseText } from './text.js';
 
 /**
  * Request bodies and queries. Objects are strict: an unknown field is an error
@@ -9,9 +18,9 @@ import { sessionStatusSchema } from './resources.js';
 
 export const createVoiceRequestSchema = z
   .strictObject({
-    name: z.string().trim().min(1).max(100),
-    file_id: idSchema(ID_PREFIXES.file).optional(),
-    url: z.string().max(2048).optional(),
+    name: lineText().trim().min(1).max(100),
+    file_id: idRefSchema(FILE_ID).optional(),
+    url: lineText().max(2048).optional(),
   })
   .meta({ id: 'CreateVoiceRequest', description: 'Exactly one of file_id or url.' });
 
@@ -22,20 +31,39 @@ const livekitName = z
   .max(128)
   .regex(/^[A-Za-z0-9_.:@=+-]+$/, 'letters, digits and _ . : @ = + - only');
 
+/**
+ * A LiveKit the caller brings: the avatar joins the room of `token` on `url` with that token
+ * (minted by the caller with its own LiveKit keys). Room and identity come from the token.
+ */
+export const callerLiveKitSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .max(2048)
+      .regex(/^wss?:\/\//i, 'a ws:// or wss:// URL')
+      .meta({ description: "The LiveKit server's URL (ws:// or wss://), e.g. LIVEKIT_URL." }),
+    token: z.string().min(1).max(8192).meta({
+      description:
+        "The avatar's access token for one room: roomJoin, canPublish (camera and microphone), canPublishData, not expired; lk.publish_on_behalf as an attribute when it speaks for an agent.",
+    }),
+  })
+  .meta({ id: 'CallerLiveKit' });
+
 export const createSessionRequestSchema = z
   .strictObject({
-    avatar_id: z.string().min(1).max(64),
+    avatar_id: idRefSchema(AVATAR_ID),
     mode: z.literal('video'),
-    voice_id: z.string().min(1).max(64).optional(),
+    voice_id: idRefSchema(VOICE_ID).optional(),
     transport: z.literal('livekit').optional(),
     room_name: livekitName.optional(),
     publish_on_behalf: livekitName.optional(),
     idle_timeout_seconds: z.number().int().min(5).max(86_400).optional(),
+    livekit: callerLiveKitSchema.optional(),
   })
   .meta({ id: 'CreateSessionRequest' });
 
 export const speakRequestSchema = z
-  .strictObject({ text: z.string().min(1) })
+  .strictObject({ text: proseText().min(1) })
   .meta({ id: 'SpeakRequest' });
 
 export const waitingStateRequestSchema = z
@@ -45,24 +73,39 @@ export const waitingStateRequestSchema = z
 export const interruptRequestSchema = z.strictObject({}).meta({ id: 'InterruptRequest' });
 
 export const audioFileRequestSchema = z
-  .strictObject({ file_id: idSchema(ID_PREFIXES.file) })
+  .strictObject({ file_id: idRefSchema(FILE_ID) })
   .meta({ id: 'AudioFileRequest' });
 
-export const audioQuerySchema = z.strictObject({ text: z.string().min(1).optional() });
+export const audioQuerySchema = z.strictObject({ text: proseText().min(1).optional() });
 
 const limitParam = z.coerce.number().int().min(1).max(100).default(20);
 
+/**
+ * `after` is an id of the listed kind: a malformed cursor is a 400 `validation_failed`, like a
+ * well-formed cursor that is not in the list, and never reaches the database.
+ */
+const cursorParam = (...prefixes: IdPrefix[]) =>
+  lineText()
+    .refine((s) => isIdOf(prefixes, s), `must be an id starting with ${prefixes.join(' or ')}`)
+    .optional();
+
 export const listQuerySchema = z.strictObject({
   limit: limitParam,
-  after: z.string().min(1).max(64).optional(),
+  after: cursorParam(...(Object.values(ID_PREFIXES) as IdPrefix[])),
+});
+
+export const listVoicesQuerySchema = listQuerySchema.extend({
+  after: cursorParam(ID_PREFIXES.clonedVoice, ID_PREFIXES.stockVoice),
 });
 
 export const listSessionsQuerySchema = listQuerySchema.extend({
+  after: cursorParam(ID_PREFIXES.session),
   status: sessionStatusSchema.optional(),
 });
 
 export type CreateVoiceRequest = z.infer<typeof createVoiceRequestSchema>;
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;
+export type CallerLiveKit = z.infer<typeof callerLiveKitSchema>;
 export type SpeakRequest = z.infer<typeof speakRequestSchema>;
 export type WaitingStateRequest = z.infer<typeof waitingStateRequestSchema>;
 /** Query parameters as a caller writes them (all optional; the server applies defaults). */

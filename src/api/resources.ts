@@ -16,12 +16,18 @@ export const fileSchema = z
   })
   .meta({ id: 'File' });
 
+export const ttsEngineSchema = z.enum(['espeak', 'elevenlabs', 'cartesia']);
+export type TtsEngineName = z.infer<typeof ttsEngineSchema>;
+
 export const voiceSchema = z
   .object({
     voice_id: idSchema(ID_PREFIXES.clonedVoice, ID_PREFIXES.stockVoice),
     name: z.string(),
     status: z.literal('ready'),
     source: z.enum(['clone', 'stock']),
+    /** The engine that made the voice and speaks it: `espeak` matches pitch, vocal-tract size
+     * and rate; `elevenlabs` and `cartesia` clone the speaker's identity. */
+    engine: ttsEngineSchema,
     created_at: timestamp,
   })
   .meta({ id: 'Voice' });
@@ -48,6 +54,7 @@ export const END_REASONS = [
   'agent_left',
   'error',
   'shutdown',
+  'key_revoked',
 ] as const;
 export const endReasonSchema = z.enum(END_REASONS);
 export type EndReason = z.infer<typeof endReasonSchema>;
@@ -75,8 +82,11 @@ export const sessionSchema = z
 
 export const createdSessionSchema = sessionSchema
   .extend({
-    participant_token: z.string().meta({ description: 'A secret: appears only in this response.' }),
-    participant_token_expires_at: timestamp,
+    participant_token: z.string().optional().meta({
+      description:
+        'A secret: appears only in this response. Absent when the caller brought its own LiveKit (`livekit`): the caller mints its room tokens.',
+    }),
+    participant_token_expires_at: timestamp.optional(),
   })
   .meta({ id: 'CreatedSession' });
 

@@ -7,14 +7,14 @@ export function dataDirFrom(flag: string | undefined): string {
 }
 
 /**
- * PostgreSQL for several nodes is planned (the store speaks plain PostgreSQL), not built: a set
- * DATABASE_URL must not be silently ignored while every node writes its own embedded database.
+ * $DATABASE_URL (`postgres://user:password@host:port/db`): a PostgreSQL server instead of the
+ * embedded database. Anything else set there is refused rather than silently ignored.
  */
-export function rejectUnsupportedDatabaseUrl(): void {
-  if (process.env.DATABASE_URL) {
-    throw new UsageError(
-      'DATABASE_URL is set, but this build stores data only in the embedded database ' +
-        '(--data-dir); unset DATABASE_URL',
-    );
+export function databaseUrlFromEnv(): string | undefined {
+  const url = process.env.DATABASE_URL;
+  if (!url) return undefined;
+  if (!/^postgres(ql)?:\/\/./.test(url)) {
+    throw new UsageError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
+  return url;
 }

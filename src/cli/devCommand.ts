@@ -4,14 +4,21 @@ import {
   defaultNodeId,
   limitsFromEnv,
 } from '../server/config.js';
+import { defaultNodeIp } from '../devserver/nodeAddress.js';
+import type { Logger } from 'pino';
+import type { MediaCore } from '../media/mediaCore.js';
+import { LiveKitMediaCore } from '../media/session/index.js';
+import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { keyAdmin } from '../server/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
-import { startVisage, type VisageServer } from '../server/runtime.js';
+import { cacheDirOf, startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
-import { dataDirFrom, rejectUnsupportedDatabaseUrl } from './dataDir.js';
-import { startLivekitProcess } from './livekitProcess.js';
+import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
+import { livekitCredentialsFor, parseKeyPair } from './livekitCredentials.js';
+import { startLivekitProcess, type LivekitProcess } from './livekitProcess.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
+import { startupReport } from './startupReport.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
 export const DEV_USAGE = `Usage: visage dev [options]
@@ -25,9 +32,15 @@ Options:
   --port PORT            API port (default 8080)
   --data-dir DIR         data directory (default $VISAGE_DATA_DIR or ./.visage)
   --livekit-port PORT    embedded LiveKit server port (default 7880)
-  --livekit-keys K:S     embedded LiveKit API key and secret (default devkey:secret)
+  --livekit-host ADDR    embedded LiveKit signalling address (default 127.0.0.1: this machine
+                         only; 0.0.0.0 when --node-ip is given). Opening it logs a warning
+  --livekit-keys K:S     embedded LiveKit API key and secret (default: a random pair made on
+                         the first start and kept in DATA_DIR/livekit-credentials.json, 0600)
   --node-ip ADDR         address the LiveKit server advertises for WebRTC (default: first
                          non-loopback IPv4; browsers and SDKs ignore loopback)
+  --print-livekit-credentials
+                         print LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET for this
+                         data directory (the examples read them) and exit
   --max-sessions N       sessions this node runs at most
   -h, --help             show this help`;
 
@@ -60,52 +73,122 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     'data-dir': { type: 'string' },
     'livekit-port': { type: 'string' },
     'livekit-keys': { type: 'string' },
+    'livekit-host': { type: 'string' },
     'node-ip': { type: 'string' },
+    'print-livekit-credentials': { type: 'boolean' },
     'max-sessions': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
-  rejectUnsupportedDatabaseUrl();
-  const [apiKey, apiSecret] = (values['livekit-keys'] ?? 'devkey:secret').split(':');
-  if (!apiKey || !apiSecret) throw new UsageError('--livekit-keys must be KEY:SECRET');
+  const databaseUrl = databaseUrlFromEnv();
+  const dataDir = dataDirFrom(values['data-dir']);
+  // Never the well-known devkey/secret: the operator's pair, else this data directory's own.
+  const { apiKey, apiSecret } = values['livekit-keys']
+    ? parseKeyPair(values['livekit-keys'], '--livekit-keys')
+    : livekitCredentialsFor(dataDir);
+  const livekitPort = intFlag(values['livekit-port'], 'livekit-port', 7880);
+  const livekitHost = values['livekit-host'] ?? (values['node-ip'] ? '0.0.0.0' : '127.0.0.1');
+  if (values['print-livekit-credentials']) {
+    const open = livekitHost === '0.0.0.0' || livekitHost === '::';
+    const host = open ? (values['node-ip'] ?? defaultNodeIp()) : livekitHost;
+    out(`LIVEKIT_URL=ws://${host}:${livekitPort}`);
+    out(`LIVEKIT_API_KEY=${apiKey}`);
+    out(`LIVEKIT_API_SECRET=${apiSecret}`);
+    return 0;
+  }
+  const port = intFlag(values.port, 'port', 8080);
+  const maxSessions = intFlag(values['max-sessions'], 'max-sessions', defaultMaxSessions(), 1);
   const log = createLogger();
+  const limits = limitsFromEnv();
+  const report = startupReport(out);
+  out(`Visage ${VERSION} (dev): starting, data in ${dataDir}`);
+  // Independent steps run at once: the avatars and the speech engine get ready while the
+  // LiveKit child starts, and the database opens while they finish.
+  const media = startDevMediaCore(log, dataDir, limits.agentAbsenceMs, report.progress);
   // The embedded LiveKit server runs in a child process: its SFU would otherwise take most of
   // the event loop the avatars' media needs (see the README's measured figures).
-  const livekit = await startLivekitProcess({
-    port: intFlag(values['livekit-port'], 'livekit-port', 7880),
-    keys: { [apiKey]: apiSecret },
-    nodeIp: values['node-ip'],
-  });
+  const livekit = await startDevLivekit(media, report.progress, () =>
+    startLivekitProcess({
+      port: livekitPort,
+      host: livekitHost,
+      keys: { [apiKey]: apiSecret },
+      nodeIp: values['node-ip'],
+    }),
+  );
   let server: VisageServer;
   try {
     server = await startVisage(
       {
         host: values.host ?? '127.0.0.1',
-        port: intFlag(values.port, 'port', 8080),
-        dataDir: dataDirFrom(values['data-dir']),
+        port,
+        dataDir,
+        databaseUrl,
         nodeId: defaultNodeId(),
-        maxSessions: intFlag(values['max-sessions'], 'max-sessions', defaultMaxSessions(), 1),
+        maxSessions,
         allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
-        limits: limitsFromEnv(),
+        limits,
         livekit: { url: livekit.url, apiKey, apiSecret },
         version: VERSION,
       },
-      { log },
+      { log, media, progress: report.progress },
     );
   } catch (err) {
     await livekit.close();
+    await media.then((m) => m.close()).catch(() => undefined);
     throw err;
   }
-  out(`Visage ${VERSION} (dev)`);
+  report.ready(`Visage ${VERSION} (dev)`);
   out(`  API:      ${server.url}  (OpenAPI: ${server.url}/v1/openapi.json)`);
-  out(`  LiveKit:  ${livekit.url}  (API key ${apiKey}, secret ${apiSecret})`);
-  out(`  Data:     ${dataDirFrom(values['data-dir'])}`);
+  out(
+    `  LiveKit:  ${livekit.url}  (API key ${apiKey}; \`visage dev --print-livekit-credentials\`)`,
+  );
+  out(`  Data:     ${dataDir}`);
   await ensureDevKey(server, out);
   out('Press Ctrl-C to stop.');
   const signal = await untilSignal();
   server.log.info({ signal }, 'shutting down');
-  await server.close();
+  await server.close(); // closes the media core too
   await livekit.close();
   await releaseNativeRuntime();
   return 0;
+}
+
+/**
+ * Starts the media core (face atlases from `<dataDir>/cache`, speech engine warm-up) without
+ * waiting for it; `startVisage` awaits it together with the database.
+ */
+function startDevMediaCore(
+  log: Logger,
+  dataDir: string,
+  agentAbsenceMs: number,
+  progress: StartupProgress,
+): Promise<MediaCore> {
+  const media = LiveKitMediaCore.create({
+    log,
+    agentAbsenceMs,
+    cacheDir: cacheDirOf(dataDir),
+    progress,
+  });
+  media.catch(() => undefined); // its failure is reported where it is awaited
+  return media;
+}
+
+/** Starts the LiveKit child as a reported step; if it fails, the media core is released. */
+async function startDevLivekit(
+  media: Promise<MediaCore>,
+  progress: StartupProgress,
+  start: () => Promise<LivekitProcess>,
+): Promise<LivekitProcess> {
+  try {
+    return await reportStep(
+      progress,
+      'livekit',
+      'starting the embedded LiveKit server',
+      start,
+      (p) => `listening at ${p.url}`,
+    );
+  } catch (err) {
+    await media.then((m) => m.close()).catch(() => undefined);
+    throw err;
+  }
 }

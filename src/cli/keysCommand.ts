@@ -3,14 +3,15 @@ import { DEFAULT_LIMITS, envInt } from '../server/config.js';
 import { acquireDataDirLock, readLockOwner } from '../server/dataDirLock.js';
 import { keyAdmin, type KeyView } from '../server/keyAdmin.js';
 import { Store } from '../server/store/store.js';
-import { dataDirFrom } from './dataDir.js';
+import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
 export const KEYS_USAGE = `Usage: visage keys <command> [options]
 
 Manage secret keys (sk_...). Keys are stored hashed; a secret is printed once, at creation.
 Works whether or not a server is running on the same data directory: a running server applies
-the change at once.
+the change at once. With $DATABASE_URL set, the keys are in that PostgreSQL server, and every
+node that uses it applies a change at once.
 
 Commands:
   create --name NAME [--cap N]   create a key (cap: concurrent sessions, default ${DEFAULT_LIMITS.defaultConcurrencyCap})
@@ -53,7 +54,26 @@ function socketBackend(socketPath: string): KeyBackend & { close(): Promise<void
   };
 }
 
+function storeBackend(store: Store): KeyBackend {
+  return {
+    create: (name, cap) => keyAdmin.create(store, name, cap),
+    list: () => keyAdmin.list(store),
+    revoke: (id) => keyAdmin.revoke(store, id),
+    setCap: (id, cap) => keyAdmin.setCap(store, id, cap),
+  };
+}
+
 async function withBackend<T>(dataDir: string, fn: (b: KeyBackend) => Promise<T>): Promise<T> {
+  const databaseUrl = databaseUrlFromEnv();
+  if (databaseUrl) {
+    // Nodes read keys from the database on every request (no cache): a change applies at once.
+    const store = await Store.openPostgres(databaseUrl);
+    try {
+      return await fn(storeBackend(store));
+    } finally {
+      await store.close();
+    }
+  }
   const owner = readLockOwner(dataDir);
   if (owner?.adminSocket) {
     const backend = socketBackend(owner.adminSocket);
@@ -66,12 +86,7 @@ async function withBackend<T>(dataDir: string, fn: (b: KeyBackend) => Promise<T>
   const lock = acquireDataDirLock(dataDir, { pid: process.pid, role: 'cli' });
   const store = await Store.openEmbedded(dataDir);
   try {
-    return await fn({
-      create: (name, cap) => keyAdmin.create(store, name, cap),
-      list: () => keyAdmin.list(store),
-      revoke: (id) => keyAdmin.revoke(store, id),
-      setCap: (id, cap) => keyAdmin.setCap(store, id, cap),
-    });
+    return await fn(storeBackend(store));
   } finally {
     await store.close();
     lock.release();

@@ -2,7 +2,7 @@ import { defaultMaxSessions, defaultNodeId, envInt, limitsFromEnv } from '../ser
 import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
-import { dataDirFrom, rejectUnsupportedDatabaseUrl } from './dataDir.js';
+import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
@@ -13,6 +13,8 @@ Runs the Visage service for production against a real LiveKit deployment.
 
 Environment:
   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   the LiveKit deployment (required)
+  DATABASE_URL        a PostgreSQL server (postgres://...) for keys, sessions and files,
+                      instead of the embedded database in the data directory
   VISAGE_HOST (0.0.0.0), VISAGE_PORT or PORT (8080), VISAGE_DATA_DIR (./.visage)
   VISAGE_MAX_SESSIONS, VISAGE_NODE_ID, VISAGE_IDLE_TIMEOUT_SECONDS, VISAGE_MAX_DURATION_SECONDS,
   VISAGE_DEFAULT_CAP, VISAGE_RATE_PER_SECOND, VISAGE_RATE_BURST, VISAGE_LOG_LEVEL
@@ -30,7 +32,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
-  rejectUnsupportedDatabaseUrl();
+  const databaseUrl = databaseUrlFromEnv();
   const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
     (name) => !process.env[name],
   );
@@ -43,6 +45,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
       host: values.host ?? process.env.VISAGE_HOST ?? '0.0.0.0',
       port,
       dataDir: dataDirFrom(values['data-dir']),
+      databaseUrl,
       nodeId: defaultNodeId(),
       maxSessions: intFlag(
         values['max-sessions'],

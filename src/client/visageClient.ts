@@ -16,6 +16,7 @@ import type {
   UtteranceAccepted,
   Voice,
 } from '../api/index.js';
+import { ENDPOINTS, type EndpointName } from '../api/endpoints.js';
 import {
   apiErrorFor,
   concurrencyFrom,
@@ -105,43 +106,54 @@ export class VisageClient {
       const form = new FormData();
       const blob = clip instanceof Blob ? clip : new Blob([clip as Uint8Array<ArrayBuffer>]);
       form.append('file', blob, filename);
-      return this.call({ method: 'POST', path: '/v1/files', body: form, options });
+      return this.call({ ...route('uploadFile'), body: form, options });
+    },
+    list: (query: ListQuery = {}, options?: RequestOptions): Promise<List<FileObject>> =>
+      this.call({ ...route('listFiles'), query: { ...query }, options }),
+    get: (id: string, options?: RequestOptions): Promise<FileObject> =>
+      this.call({ ...route('getFile', id), options }),
+    /** Deletes an uploaded file; voices made from it keep working. Deleting again is fine. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.call({ ...route('deleteFile', id), options });
     },
   };
 
   readonly voices = {
     create: (req: CreateVoiceRequest, options?: RequestOptions): Promise<Voice> =>
-      this.call({ method: 'POST', path: '/v1/voices', json: req, options }),
+      this.call({ ...route('createVoice'), json: req, options }),
     list: (query: ListQuery = {}, options?: RequestOptions): Promise<List<Voice>> =>
-      this.call({ method: 'GET', path: '/v1/voices', query: { ...query }, options }),
+      this.call({ ...route('listVoices'), query: { ...query }, options }),
+    get: (id: string, options?: RequestOptions): Promise<Voice> =>
+      this.call({ ...route('getVoice', id), options }),
+    /** Deletes a cloned voice; live sessions using it keep it. Deleting again is fine. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.call({ ...route('deleteVoice', id), options });
+    },
   };
 
   readonly avatars = {
     list: (options?: RequestOptions): Promise<List<Avatar>> =>
-      this.call({ method: 'GET', path: '/v1/avatars', options }),
+      this.call({ ...route('listAvatars'), options }),
   };
 
   readonly sessions = {
     create: (req: CreateSessionRequest, options?: RequestOptions) =>
       this.sessionCall<CreatedSession>({
-        method: 'POST',
-        path: '/v1/sessions',
+        ...route('createSession'),
         json: req,
         options,
       }),
     list: (query: ListSessionsQuery = {}, options?: RequestOptions) =>
       this.sessionCall<List<Session>>({
-        method: 'GET',
-        path: '/v1/sessions',
+        ...route('listSessions'),
         query: { ...query },
         options,
       }),
     get: (id: string, options?: RequestOptions) =>
-      this.sessionCall<Session>({ method: 'GET', path: sessionPath(id), options }),
+      this.sessionCall<Session>({ ...route('getSession', id), options }),
     speak: (id: string, text: string, options?: RequestOptions) =>
       this.sessionCall<UtteranceAccepted>({
-        method: 'POST',
-        path: sessionPath(id, 'speak'),
+        ...route('speak', id),
         json: { text },
         options,
       }),
@@ -155,8 +167,7 @@ export class VisageClient {
       opts: { text?: string } & RequestOptions = {},
     ) =>
       this.sessionCall<UtteranceAccepted>({
-        method: 'POST',
-        path: sessionPath(id, 'audio'),
+        ...route('audio', id),
         query: { text: opts.text },
         ...('file_id' in audio
           ? { json: { file_id: audio.file_id } }
@@ -165,31 +176,28 @@ export class VisageClient {
       }),
     interrupt: (id: string, options?: RequestOptions) =>
       this.sessionCall<InterruptResult>({
-        method: 'POST',
-        path: sessionPath(id, 'interrupt'),
+        ...route('interrupt', id),
         options,
       }),
     setWaiting: (id: string, waiting: boolean, options?: RequestOptions) =>
       this.sessionCall<Session>({
-        method: 'POST',
-        path: sessionPath(id, 'waiting_state'),
+        ...route('waitingState', id),
         json: { waiting },
         options,
       }),
     /** A fresh participant token for a live session whose client token expired. */
     participantToken: (id: string, options?: RequestOptions) =>
       this.sessionCall<ParticipantToken>({
-        method: 'POST',
-        path: sessionPath(id, 'participant_token'),
+        ...route('participantToken', id),
         options,
       }),
     /** Ends the session and frees its slot; ending an ended session is fine. */
     delete: (id: string, options?: RequestOptions) =>
-      this.sessionCall<object>({ method: 'DELETE', path: sessionPath(id), options }),
+      this.sessionCall<object>({ ...route('deleteSession', id), options }),
   };
 
   health(options?: RequestOptions): Promise<Health> {
-    return this.call({ method: 'GET', path: '/healthz', options });
+    return this.call({ ...route('health'), options });
   }
 
   private async sessionCall<T extends object>(call: Call): Promise<WithConcurrency<T>> {
@@ -266,9 +274,13 @@ export class VisageClient {
   }
 }
 
-function sessionPath(id: string, action?: string): string {
-  const base = `/v1/sessions/${encodeURIComponent(id)}`;
-  return action ? `${base}/${action}` : base;
+/** Method and path of an endpoint, from the contract's endpoint table (`{id}` filled in). */
+function route(name: EndpointName, id?: string): Pick<Call, 'method' | 'path'> {
+  const ep = ENDPOINTS[name];
+  const path = ep.path.includes('{id}')
+    ? ep.path.replace('{id}', encodeURIComponent(id ?? ''))
+    : ep.path;
+  return { method: ep.method, path };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

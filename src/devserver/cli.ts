@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DEFAULT_KEYS, startDevServer } from './index.js';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_HOST, startDevServer } from './index.js';
 
 export const LIVEKIT_USAGE = `Usage: visage livekit [options]
 
@@ -8,11 +9,14 @@ Runs the embedded LiveKit-compatible server alone (development and tests, not pr
 
 Options:
   --port <port>          TCP port for signalling, validation and Twirp (default 7880)
-  --host <address>       listen address (default 0.0.0.0)
+  --host <address>       signalling listen address (default 127.0.0.1, this machine only;
+                         0.0.0.0 with --node-ip). Any other address opens the server to
+                         the network: a warning is logged
   --keys <key:secret>    API key and secret accepted in tokens; repeat or comma-separate
-                         for several (default devkey:secret)
+                         for several (default: a random pair for this run, printed at start)
   --node-ip <address>    address advertised in ICE candidates (default: the first
-                         non-loopback IPv4 address)
+                         non-loopback IPv4 address). Naming it also opens signalling on
+                         all interfaces unless --host says otherwise
   --udp-ports <min-max>  UDP port range for media (default: any free port)
   --log-level <level>    pino level: trace, debug, info, warn, error (default info)
   -h, --help             show this help`;
@@ -23,6 +27,8 @@ interface LivekitCommandOptions {
   port: number;
   host: string;
   keys: Record<string, string>;
+  /** True when no --keys were given and `keys` was made up for this run. */
+  generatedKeys: boolean;
   nodeIp?: string;
   udpPortRange?: [number, number];
   logLevel: string;
@@ -65,6 +71,10 @@ export async function runLivekitCommand(argv: string[]): Promise<number> {
   console.log(
     `LiveKit-compatible server at ${server.url} (API keys: ${Object.keys(server.keys).join(', ')})`,
   );
+  if (options.generatedKeys) {
+    const [[key, secret]] = Object.entries(options.keys) as [[string, string]];
+    console.log(`No --keys given: this run accepts API key ${key} with secret ${secret}`);
+  }
 
   const signal = await new Promise<NodeJS.Signals | 'parent exited'>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -99,7 +109,10 @@ export function parseLivekitArgs(argv: string[]): LivekitCommandOptions | 'help'
     throw new LivekitUsageError(`--port must be a port number, got '${values.port}'`);
   }
 
-  let keys: Record<string, string> = { ...DEFAULT_KEYS };
+  // No well-known default: without --keys, a random pair that lives as long as this process.
+  let keys: Record<string, string> = {
+    [`API${randomBytes(9).toString('base64url')}`]: randomBytes(32).toString('base64url'),
+  };
   if (values.keys) {
     keys = {};
     for (const pair of values.keys.flatMap((v) => v.split(','))) {
@@ -134,7 +147,8 @@ export function parseLivekitArgs(argv: string[]): LivekitCommandOptions | 'help'
     throw new LivekitUsageError(`--node-ip expects an IPv4 address, got '${nodeIp}'`);
   }
 
-  return { port, host: values.host ?? '0.0.0.0', keys, nodeIp, udpPortRange, logLevel };
+  const host = values.host ?? (nodeIp === undefined ? DEFAULT_HOST : '0.0.0.0');
+  return { port, host, keys, generatedKeys: !values.keys, nodeIp, udpPortRange, logLevel };
 }
 
 function isParseArgsError(err: unknown): boolean {

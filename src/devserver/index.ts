@@ -14,16 +14,28 @@ import { TwirpServer } from './twirp/twirpServer.js';
 export interface DevServerOptions {
   /** TCP port for HTTP and WebSocket signalling; 0 picks a free one. Default 7880. */
   port?: number;
-  /** Listen address. Default `0.0.0.0` (all interfaces). */
+  /**
+   * Listen address for signalling, validation and Twirp. Default `127.0.0.1`, like LiveKit's own
+   * dev mode: nothing off this machine can reach it. Any other address opens it to the network
+   * (logged as a warning).
+   */
   host?: string;
-  /** API key -> secret pairs accepted in tokens. Default `{ devkey: 'secret' }`. */
-  keys?: Record<string, string>;
+  /**
+   * API key -> secret pairs accepted in tokens. Required: there is no built-in default, so a
+   * server never answers to the well-known `devkey`/`secret` by accident.
+   */
+  keys: Record<string, string>;
   /** Address advertised in ICE candidates. Default: the first non-loopback IPv4 address. */
   nodeIp?: string;
   /** Inclusive UDP port range for media. Default: any free port. */
   udpPortRange?: [number, number];
   /** How long a room stays open after its last participant left. Default 20 s. */
   emptyRoomTimeoutMs?: number;
+  /**
+   * How long a room nobody joined stays open, unless its creator set `empty_timeout`. Default
+   * 300 s, like LiveKit.
+   */
+  unjoinedRoomTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -51,19 +63,23 @@ export interface DevServer {
   close(): Promise<void>;
 }
 
-export const DEFAULT_KEYS: Readonly<Record<string, string>> = { devkey: 'secret' };
+/** The address signalling binds to unless told otherwise: this machine only. */
+export const DEFAULT_HOST = '127.0.0.1';
 
-export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const log = options.logger ?? pino({ level: 'warn' });
-  const keys = { ...(options.keys ?? DEFAULT_KEYS) };
+  const keys = { ...options.keys };
   if (Object.keys(keys).length === 0) throw new Error('at least one API key is required');
   const nodeIp = options.nodeIp ?? defaultNodeIp();
-  const host = options.host ?? '0.0.0.0';
+  const host = options.host ?? DEFAULT_HOST;
   const nodeId = newId('ND_');
 
   const rooms = new RoomRegistry(
     { ice: { nodeIp, udpPortRange: options.udpPortRange }, log, nodeId },
-    { emptyTimeout: 300, departureTimeout: (options.emptyRoomTimeoutMs ?? 20_000) / 1000 },
+    {
+      emptyTimeout: (options.unjoinedRoomTimeoutMs ?? 300_000) / 1000,
+      departureTimeout: (options.emptyRoomTimeoutMs ?? 20_000) / 1000,
+    },
   );
   const http = new HttpRouter(log);
   const rtc = new RtcEndpoint(rooms, keys, log);
@@ -92,6 +108,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const url = `ws://${publicHost}:${port}`;
   const httpUrl = `http://${publicHost}:${port}`;
   log.info({ url, nodeIp, keys: Object.keys(keys) }, 'LiveKit-compatible dev server listening');
+  if (!isLoopback(host)) {
+    log.warn(
+      { host, port },
+      'LiveKit signalling is open to the network: anyone who can reach this address and holds an ' +
+        'API secret can join rooms (the default binds to 127.0.0.1)',
+    );
+  }
   if (nodeIp.startsWith('127.')) {
     log.warn({ nodeIp }, 'WebRTC clients ignore loopback addresses: set nodeIp (--node-ip)');
   }
@@ -124,6 +147,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       return closing;
     },
   };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 export { DisconnectReason };

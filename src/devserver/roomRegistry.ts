@@ -25,6 +25,8 @@ export interface RoomDefaults {
 export class RoomRegistry extends EventEmitter<RoomRegistryEvents> {
   private readonly rooms = new Map<string, Room>();
   private readonly timers = new Map<Room, NodeJS.Timeout>();
+  /** Rooms someone (not an agent) has joined: their empty timeout is the departure timeout. */
+  private readonly joined = new WeakSet<Room>();
   private readonly context: RoomContext;
   private readonly defaults: RoomDefaults;
 
@@ -60,7 +62,9 @@ export class RoomRegistry extends EventEmitter<RoomRegistryEvents> {
     this.rooms.set(name, room);
     // Agents depend on others: a room only they joined still closes on time.
     room.on('participantJoined', (participant) => {
-      if (!participant.isAgent) this.clearTimer(room);
+      if (participant.isAgent) return;
+      this.joined.add(room);
+      this.clearTimer(room);
     });
     room.on('empty', () => this.closeLater(room, room.settings.departureTimeout));
     room.once('closed', () => {
@@ -74,6 +78,19 @@ export class RoomRegistry extends EventEmitter<RoomRegistryEvents> {
     room.log.info({ by: origin.by }, 'room created');
     this.emit('roomCreated', room, origin);
     return room;
+  }
+
+  /**
+   * Applies a CreateRoom on a room that exists, as LiveKit does: non-zero timeouts replace the
+   * room's, and a pending close is re-armed with the new timeout.
+   */
+  configure(room: Room, config: RoomConfiguration): void {
+    if (config.emptyTimeout) room.settings.emptyTimeout = config.emptyTimeout;
+    if (config.departureTimeout) room.settings.departureTimeout = config.departureTimeout;
+    if (config.maxParticipants) room.settings.maxParticipants = config.maxParticipants;
+    if (!this.timers.has(room)) return;
+    const { emptyTimeout, departureTimeout } = room.settings;
+    this.closeLater(room, this.joined.has(room) ? departureTimeout : emptyTimeout);
   }
 
   /** Reads the room configuration a token carries (`roomConfig` claim), if any. */

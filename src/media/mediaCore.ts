@@ -4,22 +4,33 @@
  * in its room and reports back what only it can see (speaking, the room going away).
  */
 
-export interface LiveKitTarget {
-  url: string;
-  apiKey: string;
-  apiSecret: string;
-}
+/**
+ * The LiveKit server a session's avatar joins: the service's own (its keys mint the avatar's
+ * token) or one the caller brought (the caller's token for the avatar, used as given).
+ */
+export type LiveKitTarget =
+  { url: string; apiKey: string; apiSecret: string } | { url: string; token: string };
 
 export interface MediaSessionSpec {
   sessionId: string;
   avatarId: string;
   voiceId: string;
-  /** The speaker profile analysed from the voice's clip; null for stock voices. */
+  /** The engine that made the voice (`espeak`, `elevenlabs`, `cartesia`): it speaks it. */
+  voiceEngine: string;
+  /** What that engine stored with the voice when it was made; null for stock voices. */
   voiceProfile: unknown;
   roomName: string;
   agentIdentity: string;
   publishOnBehalf: string | null;
   livekit: LiveKitTarget;
+  /**
+   * How long the room may stay empty (nobody joined yet, or everyone left) before the LiveKit
+   * server closes it; the media core configures the room with it before joining. The session's
+   * own timers (idle, maximum length) end it earlier.
+   */
+  roomTimeoutSeconds: number;
+  /** Visage named the room for this session alone: it is deleted when the session ends. */
+  ownsRoom: boolean;
 }
 
 export interface SpeechItem {
@@ -68,6 +79,11 @@ export interface MediaCore {
   /** Short description for logs and /healthz, e.g. `livekit` or `none`. */
   readonly kind: string;
   start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession>;
+  /**
+   * Every media session this core runs now, by session id: from the moment `start` is called
+   * until the session is closed (reconciliation compares it with the store).
+   */
+  running(): ReadonlyMap<string, MediaSession>;
   close(): Promise<void>;
 }
 
@@ -76,5 +92,13 @@ export class MediaUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'MediaUnavailableError';
+  }
+}
+
+/** The LiveKit server refused the avatar's token (401/403): a credentials problem, not load. */
+export class MediaJoinRefusedError extends MediaUnavailableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MediaJoinRefusedError';
   }
 }

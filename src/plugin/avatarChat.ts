@@ -1,7 +1,8 @@
 import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
+import { CHAT_TOPIC, parseChatMessage } from '../api/chat.js';
 
-/** Topic on which the avatar reports what it is saying. */
-export const AVATAR_CHAT_TOPIC = 'lk.chat';
+/** Topic on which the avatar reports what it is saying (the wire contract's `CHAT_TOPIC`). */
+export const AVATAR_CHAT_TOPIC = CHAT_TOPIC;
 
 /**
  * One `lk.chat` message of the avatar: interims carry the text heard so far of the utterance,
@@ -14,20 +15,12 @@ export interface AvatarChatMessage {
   utteranceId?: string;
 }
 
-const decoder = new TextDecoder();
-
-/** Parses a `lk.chat` payload; undefined when it is not one. */
+/** Parses a `lk.chat` payload with the wire contract's parser; undefined when it is not one. */
 export function parseAvatarChat(payload: Uint8Array): AvatarChatMessage | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(decoder.decode(payload));
-  } catch {
-    return undefined;
-  }
-  if (typeof body !== 'object' || body === null) return undefined;
-  const { text, final, utterance_id: utteranceId } = body as Record<string, unknown>;
-  if (typeof text !== 'string' || typeof final !== 'boolean') return undefined;
-  return typeof utteranceId === 'string' ? { text, final, utteranceId } : { text, final };
+  const message = parseChatMessage(payload);
+  if (!message) return undefined;
+  const { text, final, utterance_id: utteranceId } = message;
+  return utteranceId === undefined ? { text, final } : { text, final, utteranceId };
 }
 
 /**

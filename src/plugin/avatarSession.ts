@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { getJobContext, voice } from '@livekit/agents';
 import { type Room, TrackKind } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { CreateSessionRequest, ParticipantToken, Session } from '../api/index.js';
 import { VisageClient } from '../client/visageClient.js';
 import { subscribeAvatarChat } from './avatarChat.js';
+import { mintAvatarJoinToken } from './avatarJoinToken.js';
 import { VisageException } from './errors.js';
 import { IdleController } from './idleController.js';
 import { pluginLog } from './log.js';
@@ -48,6 +50,8 @@ export class AvatarSession extends voice.AvatarSession {
   #unsubscribeChat?: () => void;
   #agentSession?: voice.AgentSession;
   #roomName?: string;
+  /** The avatar's identity, chosen by the plugin when it mints the avatar's token. */
+  #identity?: string;
   #livekit: StartOptions = {};
   #starting?: Promise<unknown>;
   #closing?: Promise<void>;
@@ -67,7 +71,7 @@ export class AvatarSession extends voice.AvatarSession {
   }
 
   override get avatarIdentity(): string {
-    return this.#session?.agent_identity ?? 'unknown';
+    return this.#session?.agent_identity ?? this.#identity ?? 'unknown';
   }
 
   override get provider(): string {
@@ -101,14 +105,17 @@ export class AvatarSession extends voice.AvatarSession {
    * avatar as the agent's audio output. Call it before `AgentSession.start()`, with the room
    * connected. Returns the session id. If anything fails after the session was created, the
    * session is ended before the error is raised.
+   *
+   * With the agent's LiveKit credentials (`LIVEKIT_URL`, `LIVEKIT_API_KEY`,
+   * `LIVEKIT_API_SECRET`, or `options`), the plugin mints the avatar's token itself and Visage
+   * joins the agent's LiveKit with it, whichever LiveKit that is. Without them, Visage joins the
+   * LiveKit it is configured with.
    */
   override async start(
     agentSession: voice.AgentSession,
     room: Room,
     options: StartOptions = {},
   ): Promise<string> {
-    // First, as the agents plugins do: registers aclose() as the job's shutdown callback.
-    await super.start(agentSession, room);
     if (this.#closing) throw new VisageException('AvatarSession closed');
     if (this.#starting) throw new VisageException('an AvatarSession can be started once');
     const starting = this.#start(agentSession, room, options);
@@ -132,27 +139,34 @@ export class AvatarSession extends voice.AvatarSession {
       );
     }
     this.#roomName = roomName;
-    const session = this.#o.sessionId
-      ? await this.#attach(this.#o.sessionId, roomName)
-      : await this.#create(roomName, localIdentity);
+    const { livekitUrl, livekitApiKey, livekitApiSecret } = this.#livekit;
+    let session: Session;
+    if (this.#o.sessionId) {
+      session = await this.#attach(this.#o.sessionId, roomName);
+      // The base class registers the shutdown callback and times the avatar's join; the
+      // identity is known here, so it waits for the right participant.
+      await super.start(agentSession, room);
+    } else if (livekitUrl && livekitApiKey && livekitApiSecret) {
+      this.#identity = this.#o.avatarParticipantIdentity ?? `visage-avatar-${randomSuffix()}`;
+      const token = await mintAvatarJoinToken({
+        apiKey: livekitApiKey,
+        apiSecret: livekitApiSecret,
+        roomName,
+        identity: this.#identity,
+        publishOnBehalf: localIdentity,
+      });
+      // Before creating: the join metric is timed from here, the real start.
+      await super.start(agentSession, room);
+      session = await this.#create({ livekit: { url: livekitUrl, token } });
+    } else {
+      session = await this.#create({ room_name: roomName, publish_on_behalf: localIdentity });
+      this.#checkAssignedIdentity(session);
+      await super.start(agentSession, room);
+    }
     this.#session = session;
     const log = pluginLog().child({ session_id: session.session_id });
     if (this.#abort.signal.aborted)
       throw new VisageException('AvatarSession closed while starting');
-    this.#checkSameServer(session);
-    if (
-      this.#o.avatarParticipantIdentity &&
-      this.#o.avatarParticipantIdentity !== session.agent_identity
-    ) {
-      throw new VisageException(
-        `the Visage service assigned the avatar identity '${session.agent_identity}', not ` +
-          `'${this.#o.avatarParticipantIdentity}' (avatarParticipantIdentity)`,
-      );
-    }
-    // The base class waits for the avatar (waitForJoin, join metrics) only when it knows the
-    // identity, which exists only now: start it again with the identity known.
-    await this._rollbackStart();
-    await super.start(agentSession, room);
 
     const queue = new SessionCommandQueue(this.#driving, session.session_id, {
       timeoutMs: this.#o.connOptions.timeoutMs,
@@ -169,6 +183,7 @@ export class AvatarSession extends voice.AvatarSession {
       );
       agentSession.tts = new VisageTextTTS(this.#o.sentenceTokenizer);
       agentSession.output.audio = output;
+      agentSession.on(voice.AgentSessionEventTypes.AgentStateChanged, this.#handOverTranscript);
     } else {
       agentSession.output.audio = new VisageAudioStreamOutput(queue, {
         room,
@@ -183,19 +198,28 @@ export class AvatarSession extends voice.AvatarSession {
     }
     agentSession.on(voice.AgentSessionEventTypes.Close, this.#onAgentSessionClose);
     log.info(
-      { mode: this.#o.mode, room: roomName, avatar_identity: session.agent_identity },
+      {
+        mode: this.#o.mode,
+        room: roomName,
+        avatar_identity: session.agent_identity,
+        livekit: this.#identity ? 'agent' : 'visage',
+      },
       'Visage avatar started',
     );
     return session.session_id;
   }
 
-  async #create(roomName: string, localIdentity: string): Promise<Session> {
+  /** Creates the session: in the agent's LiveKit (`livekit`) or Visage's own (`room_name`). */
+  async #create(
+    where:
+      | Pick<CreateSessionRequest, 'livekit'>
+      | Pick<CreateSessionRequest, 'room_name' | 'publish_on_behalf'>,
+  ): Promise<Session> {
     const request: CreateSessionRequest = {
       avatar_id: this.#o.avatarId!,
       mode: 'video',
       transport: 'livekit',
-      room_name: roomName,
-      publish_on_behalf: localIdentity,
+      ...where,
       ...(this.#o.voiceId ? { voice_id: this.#o.voiceId } : {}),
       ...(this.#o.idleTimeoutSeconds ? { idle_timeout_seconds: this.#o.idleTimeoutSeconds } : {}),
     };
@@ -212,10 +236,9 @@ export class AvatarSession extends voice.AvatarSession {
     } = created;
     // Kept before anything else can fail, so the session is always ended on the way out.
     this.#session = session;
-    this.#participantToken = {
-      participant_token,
-      expires_at: participant_token_expires_at,
-    };
+    if (participant_token && participant_token_expires_at) {
+      this.#participantToken = { participant_token, expires_at: participant_token_expires_at };
+    }
     return session;
   }
 
@@ -234,17 +257,17 @@ export class AvatarSession extends voice.AvatarSession {
       );
     }
     this.#session = session;
+    this.#checkAssignedIdentity(session);
     return session;
   }
 
-  /** Warns when Visage publishes to another LiveKit server than the agent's. */
-  #checkSameServer(session: Session): void {
-    const mine = this.#livekit.livekitUrl;
-    if (!mine) return;
-    if (hostOf(mine) !== hostOf(session.livekit_url)) {
-      pluginLog().warn(
-        { agent_livekit_url: mine, visage_livekit_url: session.livekit_url },
-        'Visage joins a different LiveKit server than the agent; the avatar will not appear in the agent room',
+  /** When the service assigned the identity, it must be the one the caller insisted on. */
+  #checkAssignedIdentity(session: Session): void {
+    const wanted = this.#o.avatarParticipantIdentity;
+    if (wanted && wanted !== session.agent_identity) {
+      throw new VisageException(
+        `the Visage service assigned the avatar identity '${session.agent_identity}', not ` +
+          `'${wanted}' (avatarParticipantIdentity)`,
       );
     }
   }
@@ -281,6 +304,10 @@ export class AvatarSession extends voice.AvatarSession {
     this.#abort.abort(new VisageException('AvatarSession closed'));
     await this.#starting?.catch(() => undefined);
     this.#agentSession?.off(voice.AgentSessionEventTypes.Close, this.#onAgentSessionClose);
+    this.#agentSession?.off(
+      voice.AgentSessionEventTypes.AgentStateChanged,
+      this.#handOverTranscript,
+    );
     this.#idle?.stop();
     this.#unsubscribeChat?.();
     this.#output?.close();
@@ -322,14 +349,33 @@ export class AvatarSession extends voice.AvatarSession {
   #onAgentSessionClose = (): void => {
     void this.aclose();
   };
+
+  /**
+   * Text mode: the avatar publishes the agent's transcript (`lk.transcription`) word by word as
+   * it says it, and only what was heard. The agent's own transcription output would show the
+   * whole reply at once, ahead of the voice, and twice. So once `session.start()` has set up
+   * RoomIO (its first state change), the agent's own agent-transcript is turned off, when
+   * nothing paces it to our output (`syncTranscription: false`, or no room). With the
+   * framework's synchronizer in the way (`syncTranscription: true`) it stays: the synchronizer
+   * needs that text for its estimate of what was said.
+   */
+  #handOverTranscript = (): void => {
+    const session = this.#agentSession;
+    if (!session || !this.#output) return;
+    session.off(voice.AgentSessionEventTypes.AgentStateChanged, this.#handOverTranscript);
+    if (session.output.audio !== this.#output) {
+      pluginLog().warn(
+        'syncTranscription is on: frontends get the framework-paced transcript and the ' +
+          "avatar's; start the session with outputOptions: { syncTranscription: false }",
+      );
+      return;
+    }
+    session.output.setTranscriptionEnabled(false);
+  };
 }
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
+function randomSuffix(): string {
+  return randomBytes(6).toString('hex');
 }
 
 function httpUrl(url: string): string {

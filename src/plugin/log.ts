@@ -1,4 +1,8 @@
 import { log } from '@livekit/agents';
+import { applyRtcNodeLogLevel } from '../rtcNodeLog.js';
+
+// rtc-node's own debug lines stay out of the agent's output (see applyRtcNodeLogLevel).
+applyRtcNodeLogLevel();
 
 /**
  * The plugin's logger: a child of the agents framework's logger, so plugin lines share the

@@ -26,9 +26,10 @@ export interface AvatarSessionOptions {
   /** Base URL of the Visage API. Default: $VISAGE_API_URL, else http://127.0.0.1:8080. */
   apiUrl?: string;
   /**
-   * The identity the avatar must have in the room. The Visage service assigns it
-   * (`agent_identity`); when this is set and the service assigned another, `start()` fails
-   * rather than listening to the wrong participant.
+   * The avatar's identity in the room. With the agent's LiveKit credentials the plugin mints the
+   * avatar's token under this identity (default `visage-avatar-<random>`). Without them the
+   * Visage service assigns it (`agent_identity`); when this is set and the service assigned
+   * another, `start()` fails rather than listening to the wrong participant.
    */
   avatarParticipantIdentity?: string;
   /**
@@ -66,7 +67,11 @@ export interface AvatarSessionOptions {
   interruptGraceMs?: number;
 }
 
-/** LiveKit server of the agent's room; used to check that Visage joins the same server. */
+/**
+ * The agent's LiveKit server and credentials. With all three, the plugin mints the avatar's
+ * token for the agent's room itself and Visage joins that LiveKit with it (any LiveKit, whether
+ * Visage has keys for it or not); without them, Visage joins the LiveKit it is configured with.
+ */
 export interface StartOptions {
   /** Default: $LIVEKIT_URL. */
   livekitUrl?: string;

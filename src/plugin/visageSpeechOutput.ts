@@ -63,6 +63,7 @@ export class VisageSpeechOutput extends voice.AudioOutput {
   /** `lk.chat` messages that arrived before the `/speak` answer naming their utterance. */
   readonly #early = new Map<string, AvatarChatMessage[]>();
   #warnedAudio = false;
+  #warnedEnded = false;
   #closed = false;
 
   constructor(queue: SessionCommandQueue, options: VisageSpeechOutputOptions) {
@@ -232,9 +233,20 @@ export class VisageSpeechOutput extends voice.AudioOutput {
       .filter(Boolean)
       .join(' ');
     const position = segment.startedAt === undefined ? 0 : (Date.now() - segment.startedAt) / 1000;
+    // A sentence that never reached the avatar was not heard: the reply was cut short, and the
+    // chat history must keep only what was heard (nothing at all once the session has ended).
+    const unplayed = segment.utterances.some((u) => u.lost);
+    if (unplayed && this.#queue.ended && !this.#warnedEnded) {
+      this.#warnedEnded = true;
+      pluginLog().warn(
+        { session_id: this.#queue.sessionId },
+        'the Visage session has ended on the service side: replies are not played and are ' +
+          'saved in the chat history as interrupted, with only what was heard',
+      );
+    }
     this.onPlaybackFinished({
       playbackPosition: position,
-      interrupted,
+      interrupted: interrupted || unplayed,
       synchronizedTranscript: heard,
     });
   }

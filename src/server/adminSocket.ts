@@ -21,7 +21,16 @@ const createBody = z.strictObject({
 });
 const capBody = z.strictObject({ cap: z.number().int().min(1) });
 
-export async function startAdminSocket(store: Store, dataDir: string): Promise<Server> {
+export interface AdminSocketHooks {
+  /** Sessions a revocation ended in the database: stop their media now. */
+  sessionsEnded(sessionIds: string[]): Promise<void>;
+}
+
+export async function startAdminSocket(
+  store: Store,
+  dataDir: string,
+  hooks: AdminSocketHooks,
+): Promise<Server> {
   const app = new Hono();
   app.get('/keys', async (c) => c.json(await keyAdmin.list(store)));
   app.post('/keys', async (c) => {
@@ -29,7 +38,7 @@ export async function startAdminSocket(store: Store, dataDir: string): Promise<S
     return c.json(await keyAdmin.create(store, body.name, body.cap), 201);
   });
   app.post('/keys/:id/revoke', async (c) =>
-    c.json(await keyAdmin.revoke(store, c.req.param('id'))),
+    c.json(await keyAdmin.revoke(store, c.req.param('id'), hooks.sessionsEnded)),
   );
   app.post('/keys/:id/cap', async (c) => {
     const body = capBody.parse(await c.req.json());

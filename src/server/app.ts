@@ -1,16 +1,21 @@
 import { Hono, type Context } from 'hono';
 import { ENDPOINTS, HEADERS, ID_PREFIXES, newId, type EndpointSpec } from '../api/index.js';
 import { ApiError } from './apiError.js';
+import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
 import { authenticate } from './http/authenticate.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { mountCatalogueRoutes } from './routes/catalogue.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
 import { mountFileRoutes } from './routes/files.js';
 import { mountMetaRoutes } from './routes/meta.js';
+import { mountPathIdChecks } from './routes/pathIds.js';
 import { honoPath, mountSessionRoutes, setConcurrencyHeaders } from './routes/sessions.js';
 import { mountVoiceRoutes } from './routes/voices.js';
 
 export type { AppDeps } from './routes/context.js';
+
+/** nginx's status for a request the client abandoned; never sent (nobody is listening). */
+const CLIENT_CLOSED_REQUEST = 499;
 
 const PUBLIC_PATHS = new Set<string>([ENDPOINTS.health.path, ENDPOINTS.openapi.path]);
 
@@ -54,6 +59,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/sessions', (c, next) => withConcurrencyHeaders(c, next, deps));
   app.use('/v1/sessions/*', (c, next) => withConcurrencyHeaders(c, next, deps));
 
+  mountPathIdChecks(app);
   mountMetaRoutes(app, deps);
   mountFileRoutes(app, deps);
   mountVoiceRoutes(app, deps);
@@ -66,6 +72,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
+    if (c.req.raw.signal.aborted) {
+      // The client went away (closed the connection mid-request): nothing to answer, no fault.
+      c.get('log').info({ reason: String(c.req.raw.signal.reason ?? err) }, 'client aborted');
+      return c.body(null, CLIENT_CLOSED_REQUEST as 200);
+    }
+    if (err instanceof DatabaseUnavailableError) {
+      c.get('log').warn({ err: err.message }, 'database unavailable');
+      return errorResponse(
+        c,
+        new ApiError('database_unavailable', 'The database is unreachable; retry shortly.', {
+          headers: { 'retry-after': '1' },
+        }),
+      );
+    }
     c.get('log').error({ err }, 'unhandled error');
     return errorResponse(c, new ApiError('internal', 'Internal error; quote the request id.'));
   });

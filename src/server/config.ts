@@ -17,6 +17,13 @@ export interface Limits {
   urlFetchTimeoutMs: number;
   /** How long a `publish_on_behalf` agent may be gone before the session ends (agent_left). */
   agentAbsenceMs: number;
+  /**
+   * Bound on each stage of a create that the session manager waits on (the database insert,
+   * the media start: room set-up, join, publish, first frame); past it the session ends `error`.
+   */
+  createStageTimeoutMs: number;
+  /** How often media that the store does not list as live on this node is looked for. */
+  reconcileIntervalMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -34,6 +41,8 @@ export const DEFAULT_LIMITS: Limits = {
   participantTokenTtlSeconds: 3600,
   urlFetchTimeoutMs: 10_000,
   agentAbsenceMs: 10_000,
+  createStageTimeoutMs: 30_000,
+  reconcileIntervalMs: 30_000,
 };
 
 /** Where sessions' rooms live: the embedded dev server or a real LiveKit deployment. */
@@ -48,6 +57,11 @@ export interface ServerConfig {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * A PostgreSQL server (`DATABASE_URL`) shared by every node, instead of the embedded database
+   * in `dataDir`; file bytes then go into it too.
+   */
+  databaseUrl?: string;
   /** Identifies this node's sessions in a shared database. */
   nodeId: string;
   /** Sessions this node runs at most (`platform_busy` beyond). */

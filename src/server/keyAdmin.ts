@@ -42,10 +42,20 @@ export const keyAdmin = {
     return (await store.listKeys()).map(keyView);
   },
 
-  async revoke(store: Store, id: string): Promise<KeyView> {
-    const record = await store.revokeKey(id);
-    if (!record) throw new KeyNotFoundError(id);
-    return keyView(record);
+  /**
+   * Revokes the key and ends its live sessions in the database (`key_revoked`). A running server
+   * passes `sessionsEnded` to stop their avatars at once; without one (no server owns the data
+   * directory) nothing runs them.
+   */
+  async revoke(
+    store: Store,
+    id: string,
+    sessionsEnded?: (sessionIds: string[]) => Promise<void>,
+  ): Promise<KeyView> {
+    const revoked = await store.revokeKey(id);
+    if (!revoked) throw new KeyNotFoundError(id);
+    await sessionsEnded?.(revoked.endedSessions);
+    return keyView(revoked.key);
   },
 
   async setCap(store: Store, id: string, cap: number): Promise<KeyView> {

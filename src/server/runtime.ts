@@ -1,19 +1,24 @@
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { MediaCore } from '../media/mediaCore.js';
 import { LiveKitMediaCore } from '../media/session/index.js';
+import { reportStep, type StartupProgress } from '../media/startupProgress.js';
+import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
 import { createApp } from './app.js';
 import type { ServerConfig } from './config.js';
 import { acquireDataDirLock } from './dataDirLock.js';
-import { FileStorage } from './fileStorage.js';
+import { fileStorageFor } from './fileStorage.js';
+import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
 import { SessionManager } from './sessionManager.js';
 import { Store } from './store/store.js';
 import { UrlFetcher } from './urlFetcher.js';
-import { analyzeVoiceClip } from './voiceAnalysis.js';
+import { voiceMaker } from './voiceAnalysis.js';
 
 export interface VisageServer {
   /** Base URL of the HTTP API, e.g. http://127.0.0.1:8080. */
@@ -28,9 +33,19 @@ export interface VisageServer {
 
 export interface StartOptions {
   log?: Logger;
-  /** The media core; default: avatars in LiveKit rooms (`LiveKitMediaCore`). */
-  media?: MediaCore;
+  /**
+   * The media core, or one still starting (it then starts while the database opens); default:
+   * avatars in LiveKit rooms (`LiveKitMediaCore`), its atlases cached in `<dataDir>/cache`.
+   */
+  media?: MediaCore | Promise<MediaCore>;
+  /** Told about each start-up step (database, avatars, TTS) as it starts and ends. */
+  progress?: StartupProgress;
+  /** TTS engines (new voices use the default); default: from the environment. */
+  tts?: TtsEngines;
 }
+
+/** Where a node keeps what it can rebuild (avatar atlases): safe to delete. */
+export const cacheDirOf = (dataDir: string) => join(dataDir, 'cache');
 
 /**
  * Starts one Visage node: database, session manager, HTTP API and admin socket. Sessions that a
@@ -38,15 +53,38 @@ export interface StartOptions {
  */
 export async function startVisage(config: ServerConfig, options: StartOptions = {}) {
   const log = options.log ?? createLogger();
-  const lock = acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
+  // The embedded database is single-process: its owner locks the data directory. A shared
+  // PostgreSQL server needs no lock, and key commands go to it directly (no admin socket).
+  const shared = Boolean(config.databaseUrl);
+  const lock = shared
+    ? { update: () => undefined, release: () => undefined }
+    : acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
   let store: Store | undefined;
+  const tts = options.tts ?? new TtsEngines();
+  // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
+  const mediaStarting = Promise.resolve(
+    options.media ??
+      LiveKitMediaCore.create({
+        log,
+        tts,
+        agentAbsenceMs: config.limits.agentAbsenceMs,
+        cacheDir: cacheDirOf(config.dataDir),
+        progress: options.progress,
+      }),
+  );
   try {
-    store = await Store.openEmbedded(config.dataDir);
+    const storeOpening = openDatabase(config, log, options.progress);
+    // Whichever fails, the other is awaited and released below.
+    const [opened, media] = await Promise.all([
+      storeOpening,
+      mediaStarting.catch(async (err: unknown) => {
+        await storeOpening.then((s) => s.close()).catch(() => undefined);
+        throw err;
+      }),
+    ]);
+    store = opened;
     const orphans = await store.endLiveSessionsOnNode(config.nodeId, 'shutdown');
     if (orphans > 0) log.warn({ count: orphans }, 'ended sessions left live by a previous run');
-    const media =
-      options.media ??
-      (await LiveKitMediaCore.create({ log, agentAbsenceMs: config.limits.agentAbsenceMs }));
     const sessions = new SessionManager({
       store,
       media,
@@ -54,6 +92,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       livekit: config.livekit,
       nodeId: config.nodeId,
       maxSessions: config.maxSessions,
+      allowPrivateUrls: config.allowPrivateUrls,
       log,
     });
     const urlFetcher = new UrlFetcher({
@@ -61,22 +100,29 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       timeoutMs: config.limits.urlFetchTimeoutMs,
       maxBytes: config.limits.fileBytes,
     });
-    if (config.allowPrivateUrls) log.warn('VISAGE_ALLOW_PRIVATE_URLS=1: voice URLs may be private');
+    if (config.allowPrivateUrls)
+      log.warn('VISAGE_ALLOW_PRIVATE_URLS=1: voice and LiveKit URLs may be private');
     const app = createApp({
       store,
       sessions,
-      files: new FileStorage(config.dataDir),
+      files: fileStorageFor(store, config.dataDir),
       urlFetcher,
-      analyzeVoice: analyzeVoiceClip,
+      analyzeVoice: voiceMaker(tts),
       limits: config.limits,
       version: config.version,
       mediaKind: media.kind,
       log,
     });
     const http = createServer(getRequestListener(app.fetch));
+    answerParserErrors(http, log);
     await listen(http, config.port, config.host);
-    const admin = await startAdminSocket(store, config.dataDir);
-    lock.update({ adminSocket: adminSocketPath(config.dataDir) });
+    const admin = shared
+      ? undefined
+      : await startAdminSocket(store, config.dataDir, {
+          sessionsEnded: (ids) => sessions.stopEnded(ids, 'key_revoked'),
+        });
+    sessions.startReconciliation();
+    if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const openStore = store;
@@ -92,7 +138,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
           await sessions.shutdown();
           await media.close();
           http.closeAllConnections();
-          await Promise.all([closeServer(http), closeServer(admin)]);
+          await Promise.all([closeServer(http), admin && closeServer(admin)]);
           await urlFetcher.close();
           await openStore.close();
           lock.release();
@@ -102,9 +148,30 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     return server;
   } catch (err) {
     await store?.close().catch(() => undefined);
+    // A media core the caller gave stays the caller's to close.
+    if (!options.media) await mediaStarting.then((m) => m.close()).catch(() => undefined);
     lock.release();
     throw err;
   }
+}
+
+function openDatabase(
+  config: ServerConfig,
+  log: Logger,
+  progress: StartupProgress | undefined,
+): Promise<Store> {
+  const open = () => Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log });
+  if (config.databaseUrl) {
+    return reportStep(progress, 'database', 'connecting to PostgreSQL', open, () => 'connected');
+  }
+  const fresh = !existsSync(join(config.dataDir, 'db'));
+  return reportStep(
+    progress,
+    'database',
+    fresh ? 'creating the database (first start only)' : 'opening the database',
+    open,
+    () => (fresh ? 'created' : 'opened'),
+  );
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -1,4 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ApiError } from './apiError.js';
 import { isPublicAddress } from './publicAddress.js';
@@ -112,9 +114,10 @@ export class UrlFetcher {
         param: 'url',
       });
     }
-    // Literal IPs are checked here; host names are checked when they resolve (connect time).
+    // Literal IPs (in any spelling a resolver accepts) are checked here, since connecting to one
+    // involves no lookup; host names are checked when they resolve (connect time).
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (/^[\d.]+$|:/.test(host) && !this.allowed(host)) {
+    if ((isIP(host) !== 0 || ipaddr.isValid(host)) && !this.allowed(host)) {
       throw new ApiError('url_not_allowed', 'The url points to a non-public address.', {
         param: 'url',
       });

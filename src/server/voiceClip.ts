@@ -1,18 +1,21 @@
-import {
-  AudioDecodeError,
-  decodeAudio,
-  type AudioFormat,
-  type DecodedAudio,
-} from '../media/audio/index.js';
+import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../media/audio/index.js';
+import { audioWorkerPool, speechWorkerPool } from '../media/worker/index.js';
 import { ApiError } from './apiError.js';
 import type { Limits } from './config.js';
 
-/** Builds the media core's speaker profile from a decoded reference clip. */
-export type VoiceAnalyzer = (clip: DecodedAudio) => Promise<unknown>;
+/** Makes a voice from a decoded reference clip (and the file as uploaded): its engine and the
+ * JSON that engine derived, stored with the voice. */
+export type VoiceAnalyzer = (
+  clip: DecodedAudio,
+  bytes: Uint8Array,
+  name: string,
+) => Promise<{ engine: string; profile: unknown }>;
 
 /**
  * Decodes caller-supplied audio and maps decoding failures to the API's codes (415 not audio,
- * 422 corrupt).
+ * 422 corrupt). Decoding runs on the audio worker pool: a hostile file (a header declaring
+ * 65,535 channels, a huge data size) is refused from its header, and whatever gets past that is
+ * bounded in memory and time there, never on the event loop.
  */
 export async function decodeOrReject(
   bytes: Uint8Array,
@@ -21,7 +24,7 @@ export async function decodeOrReject(
 ): Promise<DecodedAudio> {
   try {
     // The limit is enforced while decoding: a small file that expands to hours stops early.
-    return await decodeAudio(bytes, { contentType, maxDurationMs });
+    return await audioWorkerPool().decode(bytes, { contentType, maxDurationMs });
   } catch (err) {
     if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
     throw err;
@@ -40,6 +43,27 @@ export function checkClipLength(clip: DecodedAudio, limits: Limits): void {
     throw new ApiError(
       'clip_too_long',
       `The clip is ${(clip.durationMs / 1000).toFixed(1)} s long; at most ${limits.clipMaxMs / 1000} s is accepted.`,
+    );
+  }
+}
+
+/**
+ * A voice is built from speech: a clip in which the voice-activity detector (Silero VAD) finds
+ * too little (silence, a steady tone, noise, music) is 422 `no_speech`.
+ */
+export async function requireSpeech(clip: DecodedAudio): Promise<void> {
+  let found;
+  try {
+    found = await speechWorkerPool().detectSpeech(clip.mono, clip.sampleRate);
+  } catch (err) {
+    if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
+    throw err;
+  }
+  if (!found.hasSpeech) {
+    throw new ApiError(
+      'no_speech',
+      `No speech found in the clip (${found.speechSeconds.toFixed(1)} s of ` +
+        `${found.analysedSeconds.toFixed(1)} s examined): record someone speaking.`,
     );
   }
 }

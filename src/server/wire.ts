@@ -1,4 +1,10 @@
-import type { Avatar, FileObject, Session, Voice } from '../api/index.js';
+import {
+  ttsEngineSchema,
+  type Avatar,
+  type FileObject,
+  type Session,
+  type Voice,
+} from '../api/index.js';
 import type { CatalogueAvatar, StockVoice } from '../media/avatarCatalogue.js';
 import type { FileRecord, SessionRecord, VoiceRecord } from './store/store.js';
 
@@ -24,6 +30,7 @@ export function voiceToWire(v: VoiceRecord): Voice {
     name: v.name,
     status: 'ready',
     source: 'clone',
+    engine: ttsEngineSchema.parse(v.engine),
     created_at: v.createdAt.toISOString(),
   };
 }
@@ -34,6 +41,8 @@ export function stockVoiceToWire(v: StockVoice): Voice {
     name: v.name,
     status: 'ready',
     source: 'stock',
+    // Catalogue voices are designed espeak voices.
+    engine: 'espeak',
     created_at: CATALOGUE_EPOCH,
   };
 }

@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { RoomServiceClient } from 'livekit-server-sdk';
+import { defaultNodeIp } from '../../src/devserver/nodeAddress.js';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { Store } from '../../src/server/store/store.js';
@@ -31,7 +35,7 @@ function startCli(args: string[], env: Record<string, string> = {}, ownGroup = f
   const done = new Promise<CliResult>((resolve) =>
     child.once('exit', (code) => resolve({ code, stdout, stderr })),
   );
-  const waitFor = async (pattern: RegExp, timeoutMs = 30_000) => {
+  const waitFor = async (pattern: RegExp, timeoutMs = 120_000) => {
     const until = Date.now() + timeoutMs;
     while (!pattern.test(stdout)) {
       if (Date.now() > until || child.exitCode !== null) {
@@ -135,9 +139,9 @@ describe('command-line errors', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
-    const pg = await runCli(['dev', '--port', '0'], { DATABASE_URL: 'postgres://x@localhost/db' });
+    const pg = await runCli(['dev', '--port', '0'], { DATABASE_URL: 'mysql://x@localhost/db' });
     expect(pg.code).toBe(2);
-    expect(pg.stderr).toMatch(/DATABASE_URL is set/);
+    expect(pg.stderr).toMatch(/DATABASE_URL must be a postgres:\/\//);
     const serve = await runCli(['serve'], {
       LIVEKIT_URL: '',
       LIVEKIT_API_KEY: '',
@@ -153,7 +157,13 @@ describe('visage dev', () => {
     const dir = copyTemplate(inject('dbTemplate'));
     const args = ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir];
     const first = startCli(args);
-    const out = await first.waitFor(/Press Ctrl-C/);
+    const out = await first.waitFor(/Press Ctrl-C/, 120_000);
+    // Progress: one line per step, each with its time.
+    expect(out).toMatch(/livekit\s+listening at ws:\/\/\S+ in \d+\.\d s/);
+    expect(out).toMatch(/database\s+opened in \d+\.\d s/);
+    expect(out).toMatch(/tts\s+ready in \d+\.\d s/);
+    expect(out).toMatch(/avatars\s+3 drawn and cached in \d+\.\d s/);
+    expect(out).toMatch(/Visage \S+ \(dev\) ready in \d+\.\d s\./);
     const api = /API:\s+(http:\/\/\S+)/.exec(out)![1]!;
     expect(out).toMatch(/LiveKit:\s+ws:\/\/\S+/);
     const secret = secretIn(out)!;
@@ -170,8 +180,10 @@ describe('visage dev', () => {
 
     // Second start: the key is not printed again, the data is still there, the session ended.
     const second = startCli(args, {}, true);
-    const out2 = await second.waitFor(/Press Ctrl-C/);
+    const out2 = await second.waitFor(/Press Ctrl-C/, 120_000);
     expect(secretIn(out2)).toBeUndefined();
+    // The avatars' atlases come from the data directory's cache: nothing is drawn again.
+    expect(out2).toMatch(/avatars\s+3 from cache in \d+\.\d s/);
     const api2 = /API:\s+(http:\/\/\S+)/.exec(out2)![1]!;
     const s = await fetch(`${api2}/v1/sessions/${session_id}`, {
       headers: { authorization: `Bearer ${secret}` },
@@ -192,7 +204,52 @@ describe('visage dev', () => {
     const ended = await store.getSession(key!.id, liveId);
     await store.close();
     expect(ended).toMatchObject({ status: 'ended', endReason: 'shutdown' });
-  }, 90_000);
+  }, 300_000);
+
+  it('gives the embedded LiveKit server its own secret per data directory, on loopback only', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const printed = await runCli(['dev', '--print-livekit-credentials', '--data-dir', dir]);
+    expect(printed.code).toBe(0);
+    const env = Object.fromEntries(
+      printed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
+    expect(env.LIVEKIT_URL).toBe('ws://127.0.0.1:7880');
+    expect(env.LIVEKIT_API_KEY).toMatch(/^API[0-9A-Za-z]{12}$/);
+    expect(env.LIVEKIT_API_SECRET).toMatch(/^[0-9A-Za-z]{43}$/);
+    const file = join(dir, 'livekit-credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir]);
+    // A generous deadline: a cold start builds the avatars and warms the TTS engine.
+    const out = await dev.waitFor(/Press Ctrl-C/, 120_000);
+    expect(out).not.toContain(env.LIVEKIT_API_SECRET);
+    const livekit = /LiveKit:\s+ws:\/\/(\S+)/.exec(out)![1]!;
+    expect(livekit).toMatch(/^127\.0\.0\.1:\d+$/);
+    // The credentials made before the start are the ones it answers to; devkey:secret is refused.
+    const rooms = (key: string, secret: string) =>
+      new RoomServiceClient(`http://${livekit}`, key, secret).listRooms();
+    await expect(rooms(env.LIVEKIT_API_KEY!, env.LIVEKIT_API_SECRET!)).resolves.toEqual([]);
+    await expect(rooms('devkey', 'secret')).rejects.toThrow();
+    // Signalling is bound to loopback: this machine's other address does not answer.
+    const other = defaultNodeIp();
+    if (!other.startsWith('127.')) {
+      const port = livekit.split(':')[1]!;
+      await expect(fetch(`http://${other}:${port}/`)).rejects.toThrow();
+    }
+    dev.child.kill('SIGTERM');
+    expect((await dev.done).code).toBe(0);
+
+    // Reused, not regenerated, on later starts.
+    const again = await runCli(['dev', '--print-livekit-credentials', '--data-dir', dir]);
+    expect(again.stdout).toBe(printed.stdout);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      apiKey: env.LIVEKIT_API_KEY,
+      apiSecret: env.LIVEKIT_API_SECRET,
+    });
+  }, 180_000);
 
   it('runs LiveKit in a child process that does not outlive a killed parent', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
@@ -212,7 +269,7 @@ describe('visage dev', () => {
       if (alive) await new Promise((r) => setTimeout(r, 100));
     }
     expect(alive).toBe(false);
-  }, 60_000);
+  }, 180_000);
 
   it('registers VISAGE_DEV_KEY instead of creating a key', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
@@ -228,5 +285,5 @@ describe('visage dev', () => {
     expect(res.status).toBe(200);
     dev.child.kill('SIGTERM');
     expect((await dev.done).code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

@@ -38,7 +38,7 @@ describe('VisageClient against the real server', () => {
       voice_id: voice.voice_id,
     });
     expect(session.concurrency).toEqual({ active: 1, max: 3 });
-    expect(session.participant_token.length).toBeGreaterThan(20);
+    expect(session.participant_token!.length).toBeGreaterThan(20);
     expect((await client.sessions.get(session.session_id)).voice_id).toBe(voice.voice_id);
     expect((await client.sessions.list({ status: 'active' })).data[0]!.session_id).toBe(
       session.session_id,
@@ -67,6 +67,34 @@ describe('VisageClient against the real server', () => {
     const deleted = await client.sessions.delete(session.session_id);
     expect(deleted.concurrency.active).toBe(0);
     await client.sessions.delete(session.session_id); // idempotent
+  }, 90_000); // creating a voice loads the speech detector (WebAssembly) the first time
+
+  it('gets, lists and deletes files and voices; another key sees none of them', async () => {
+    const client = new VisageClient({ apiKey: server.secret, baseUrl: server.url });
+    const file = await client.files.upload(readFileSync('test/fixtures/audio/speech.mp3'), 'b.mp3');
+    expect(await client.files.get(file.file_id)).toEqual(file);
+    expect((await client.files.list({ limit: 1 })).data).toEqual([file]);
+    const voice = await client.voices.create({ name: 'Kept', file_id: file.file_id });
+    expect(await client.voices.get(voice.voice_id)).toEqual(voice);
+
+    const other = new VisageClient({ apiKey: (await server.newKey()).secret, baseUrl: server.url });
+    await expect(other.files.get(file.file_id)).rejects.toMatchObject({ code: 'file_not_found' });
+    await expect(other.voices.get(voice.voice_id)).rejects.toBeInstanceOf(VisageNotFoundError);
+    await expect(other.files.delete(file.file_id)).rejects.toBeInstanceOf(VisageNotFoundError);
+    await expect(other.voices.delete(voice.voice_id)).rejects.toMatchObject({
+      status: 404,
+      code: 'voice_not_found',
+    });
+
+    await client.files.delete(file.file_id);
+    await client.files.delete(file.file_id); // idempotent
+    await expect(client.files.get(file.file_id)).rejects.toBeInstanceOf(VisageNotFoundError);
+    expect((await client.voices.get(voice.voice_id)).voice_id).toBe(voice.voice_id);
+    await client.voices.delete(voice.voice_id);
+    await client.voices.delete(voice.voice_id); // idempotent
+    await expect(client.voices.get(voice.voice_id)).rejects.toMatchObject({
+      code: 'voice_not_found',
+    });
   });
 
   it('throws typed errors carrying the envelope and request id', async () => {

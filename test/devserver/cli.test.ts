@@ -19,13 +19,22 @@ describe('visage livekit', () => {
       ]),
     ).toEqual({
       port: 7881,
+      // Naming the node address opens signalling to the network on purpose.
       host: '0.0.0.0',
       keys: { devkey: 'secret', other: 's2', third: 's3' },
+      generatedKeys: false,
       nodeIp: '10.0.0.5',
       udpPortRange: [50000, 50100],
       logLevel: 'info',
     });
-    expect(parseLivekitArgs([])).toMatchObject({ port: 7880, keys: { devkey: 'secret' } });
+    // By default: loopback only, and a random key pair instead of the well-known devkey:secret.
+    const plain = parseLivekitArgs([]);
+    expect(plain).toMatchObject({ port: 7880, host: '127.0.0.1', generatedKeys: true });
+    if (plain === 'help') throw new Error('unexpected help');
+    const [[key, secret]] = Object.entries(plain.keys) as [[string, string]];
+    expect(key).not.toBe('devkey');
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    expect(parseLivekitArgs(['--host', '192.168.1.2'])).toMatchObject({ host: '192.168.1.2' });
     expect(parseLivekitArgs(['--help'])).toBe('help');
   });
 
@@ -55,7 +64,7 @@ describe('visage livekit', () => {
         '--import',
         'tsx',
         '-e',
-        "import('./src/devserver/cli.ts').then(async (m) => process.exit(await m.runLivekitCommand(['--port', '0', '--host', '127.0.0.1', '--node-ip', '127.0.0.1', '--log-level', 'warn'])))",
+        "import('./src/devserver/cli.ts').then(async (m) => process.exit(await m.runLivekitCommand(['--port', '0', '--host', '127.0.0.1', '--node-ip', '127.0.0.1', '--keys', 'cli-key:cli-secret-value', '--log-level', 'warn'])))",
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -75,6 +84,6 @@ describe('visage livekit', () => {
     );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(output).not.toContain('secret');
+    expect(output).not.toContain('cli-secret-value');
   });
 });

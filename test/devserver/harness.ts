@@ -21,7 +21,7 @@ import { pino } from 'pino';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 
 export const API_KEY = 'devkey';
-export const API_SECRET = 'secret';
+export const API_SECRET = 'harness-secret-0123456789';
 
 export async function startTestServer(address: string): Promise<DevServer> {
   return startDevServer({
@@ -233,6 +233,24 @@ export async function analyseAudio(
     rms: samples ? Math.sqrt(sumSquares / samples) : 0,
     frequency: seconds ? crossings / 2 / seconds : 0,
   };
+}
+
+/**
+ * Listens to `track` until a window of `ms` carries the sine of `hz` (within `toleranceHz`), at
+ * most `attempts` windows; returns the last window's figures. On a loaded machine one window can
+ * hold a gap (a late packet concealed by Opus) that skews the zero-crossing count: what matters
+ * is that the sine arrives, not that the first window is clean.
+ */
+export async function analyseSine(
+  track: RemoteTrack,
+  hz: number,
+  { ms = 800, toleranceHz = 10, attempts = 6 } = {},
+): Promise<AudioStats> {
+  let stats = await analyseAudio(track, ms);
+  for (let i = 1; i < attempts && Math.abs(stats.frequency - hz) >= toleranceHz; i++) {
+    stats = await analyseAudio(track, ms, 0);
+  }
+  return stats;
 }
 
 export interface VideoStats {

@@ -20,7 +20,7 @@ import WebSocket from 'ws';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 
 const KEY = 'devkey';
-const SECRET = 'secret';
+const SECRET = 'http-test-secret-0123456789';
 
 async function joinToken(room: string, identity: string, secret = SECRET) {
   const at = new AccessToken(KEY, secret, { identity });
@@ -56,6 +56,7 @@ describe('dev server HTTP endpoints and signalling', () => {
       port: 0,
       host: '127.0.0.1',
       nodeIp: '127.0.0.1',
+      keys: { [KEY]: SECRET },
       logger: pino({ level: 'silent' }),
     });
     base = `127.0.0.1:${server.port}`;
@@ -64,10 +65,35 @@ describe('dev server HTTP endpoints and signalling', () => {
     await server?.close();
   });
 
-  it('reports its URLs and the default dev key', () => {
+  it('reports its URLs and the keys it was given', () => {
     expect(server.url).toBe(`ws://${base}`);
     expect(server.httpUrl).toBe(`http://${base}`);
-    expect(server.keys).toEqual({ devkey: 'secret' });
+    expect(server.keys).toEqual({ [KEY]: SECRET });
+  });
+
+  it('binds signalling to loopback unless told otherwise, and has no default key', async () => {
+    const local = await startDevServer({
+      port: 0,
+      nodeIp: '127.0.0.1',
+      keys: { [KEY]: SECRET },
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      expect(local.http.server.address()).toMatchObject({ address: '127.0.0.1' });
+      expect(local.url).toBe(`ws://127.0.0.1:${local.port}`);
+      // The well-known dev pair is refused: only the configured secret signs tokens here.
+      const wellKnown = new AccessToken('devkey', 'secret', { identity: 'x' });
+      wellKnown.addGrant({ room: 'r', roomJoin: true });
+      const refused = await fetch(
+        `${local.httpUrl}/rtc/validate?access_token=${await wellKnown.toJwt()}`,
+      );
+      expect(refused.status).toBe(401);
+    } finally {
+      await local.close();
+    }
+    await expect(
+      startDevServer({ port: 0, keys: {}, logger: pino({ level: 'silent' }) }),
+    ).rejects.toThrow(/API key/);
   });
 
   it('answers /rtc/v1 and /rtc/v1/validate with 404 so SDKs fall back to /rtc', async () => {

@@ -67,6 +67,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       port: 0,
       host: address,
       nodeIp: address,
+      keys: { [API_KEY]: API_SECRET },
       udpPortRange: [41000, 41100],
       logger: pino({ level: 'warn' }),
     });

@@ -16,7 +16,7 @@ import { describeWebRtc } from '../support/network.js';
 import {
   API_KEY,
   API_SECRET,
-  analyseAudio,
+  analyseSine,
   connect,
   publishMovingBar,
   publishSine,
@@ -140,7 +140,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
     try {
       // The listener receives media but can neither publish nor send data.
       const [track] = await waitForEvent<[RemoteTrack]>(listenOnly, RoomEvent.TrackSubscribed);
-      const audio = await analyseAudio(track, 800);
+      const audio = await analyseSine(track, SINE_HZ);
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
       const denied = await Promise.allSettled([
         publishSine(listenOnly, 'not-allowed'),
@@ -214,7 +214,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
         { metadata: 'after resume' },
       );
       await changed;
-      const audio = await analyseAudio(track, 800);
+      const audio = await analyseSine(track, SINE_HZ);
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
     } finally {
       await sine.stop();
@@ -259,7 +259,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
       const publication = [
         ...watcher.remoteParticipants.get('alice')!.trackPublications.values(),
       ][0]!;
-      const audio = await analyseAudio(publication.track as RemoteTrack, 800);
+      const audio = await analyseSine(publication.track as RemoteTrack, SINE_HZ);
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
     } finally {
       await sine.stop();

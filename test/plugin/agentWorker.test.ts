@@ -130,7 +130,7 @@ describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
         throw new Error(`${String(err)}\n--- worker output ---\n${output.join('').slice(-4000)}`);
       });
       const avatar = [...user.room.remoteParticipants.values()].find((p) =>
-        p.identity.startsWith('avatar_'),
+        p.identity.startsWith('visage-avatar-'),
       )!;
       const agentIdentity = avatar.attributes['lk.publish_on_behalf'];
       expect(user.room.remoteParticipants.get(agentIdentity!)).toBeDefined();

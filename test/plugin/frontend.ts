@@ -9,11 +9,29 @@ export interface ChatRecord {
   atMs: number;
 }
 
+/**
+ * One `lk.transcription` text stream as LiveKit's components see it (`useTextStream` reads the
+ * chunks as they arrive; `useTranscriptions` filters by the sender's identity and by
+ * `lk.transcribed_track_id`).
+ */
+export interface TranscriptionStream {
+  /** `participantInfo.identity`: who the components attribute it to. */
+  identity: string;
+  segmentId: string;
+  final: boolean;
+  trackId: string | undefined;
+  /** Chunks with their arrival times (this clock). */
+  chunks: Array<{ text: string; atMs: number }>;
+  text: string;
+  done: boolean;
+}
+
 export class Frontend {
   readonly room = new Room();
   readonly chat: ChatRecord[] = [];
   /** Audio loudness per received frame: [time (ms, this clock), RMS, samples]. */
   readonly audio: Array<{ atMs: number; rms: number; samples: number }> = [];
+  readonly transcriptions: TranscriptionStream[] = [];
   readonly #t0 = performance.now();
   #tracks = new Set<TrackKind>();
 
@@ -47,6 +65,26 @@ export class Frontend {
       if (topic !== 'lk.chat') return;
       const message = JSON.parse(new TextDecoder().decode(payload)) as Omit<ChatRecord, 'atMs'>;
       this.chat.push({ ...message, atMs: this.now() });
+    });
+    this.room.registerTextStreamHandler('lk.transcription', (reader, participantInfo) => {
+      const attributes = reader.info.attributes ?? {};
+      const stream: TranscriptionStream = {
+        identity: participantInfo.identity,
+        segmentId: attributes['lk.segment_id'] ?? '',
+        final: attributes['lk.transcription_final'] === 'true',
+        trackId: attributes['lk.transcribed_track_id'],
+        chunks: [],
+        text: '',
+        done: false,
+      };
+      this.transcriptions.push(stream);
+      void (async () => {
+        for await (const chunk of reader) {
+          stream.chunks.push({ text: chunk, atMs: this.now() });
+          stream.text += chunk;
+        }
+        stream.done = true;
+      })().catch(() => undefined); // cut by leaving the room at the end of a test
     });
     await this.room.connect(url, token, { autoSubscribe: true, dynacast: false });
   }

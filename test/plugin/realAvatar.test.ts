@@ -1,7 +1,7 @@
 // The plugin against the real media core: the embedded LiveKit server, a Visage server whose
 // avatar really joins the agent's room and speaks with espeak-ng, the agent connected to that
 // room with rtc-node, and a frontend participant listening to what the avatar publishes.
-import { dispose, Room } from '@livekit/rtc-node';
+import { dispose, Room, TrackKind } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
@@ -81,7 +81,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     avatar.on('metrics_collected', (m) => metrics.push({ ...m }));
     cleanups.push(() => sut.close());
     await avatar.start(sut.session, room, { livekitUrl: livekit.url });
-    await avatar.waitForJoin({ timeout: 15_000 });
+    await avatar.waitForJoin({ timeout: 60_000 });
     // Without roomIO the session runs roomless (text input only); with it, as in production.
     if (options.roomIO) {
       await sut.session.start({
@@ -100,7 +100,8 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       return t.toJwt();
     })();
     await frontend.join(livekit.url, user);
-    await frontend.waitForTracks();
+    // Generous: on a loaded machine joining and the first frames can take tens of seconds.
+    await frontend.waitForTracks(60_000);
     return { ...sut, avatar, room, frontend, metrics };
   }
 
@@ -142,7 +143,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     );
     await sleep(600);
     expect(f.rmsBetween(f.now() - 400, f.now())).toBeLessThan(SILENCE_RMS);
-  }, 60_000);
+  }, 150_000);
 
   it('interrupted mid-reply: the avatar goes silent and only the heard prefix is committed', async () => {
     const reply =
@@ -180,7 +181,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     expect(f.rmsBetween(cutAt + silentAfter! + 100, f.now())).toBeLessThan(SILENCE_RMS);
     expect(s.frontend.chat.some((m) => m.text.includes('third'))).toBe(false);
     expect(s.session.agentState).toBe('listening');
-  }, 60_000);
+  }, 150_000);
 
   for (const syncTranscription of [false, true]) {
     it(`runs inside the room (RoomIO, syncTranscription ${syncTranscription}): no agent audio track, interruptions commit the heard prefix`, async () => {
@@ -221,8 +222,69 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
         expect(text.length).toBeGreaterThan(0);
       }
       expect(text.includes('Never heard')).toBe(false);
-    }, 60_000);
+    }, 150_000);
   }
+
+  it("the agent's transcript follows the avatar word by word, stops where it was cut, shown once", async () => {
+    const roomName = 'plugin-transcript';
+    const reply =
+      'Here is the first sentence of my answer, spoken word by word for you. Then a long ' +
+      'second sentence that the user cuts short well before it can reach its end. Never heard.';
+    const s = await startAgent(roomName, [{ input: 'hey', content: reply }], {
+      roomIO: { syncTranscription: false },
+    });
+    const handle = s.session.generateReply({ userInput: 'hey' });
+    await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
+    await sleep(1_000);
+    await s.session.interrupt().await;
+    await handle.waitForPlayout();
+    await until(() => s.frontend.finals().length >= 2, 5_000, 'the cut final at the frontend');
+    const heard = s.frontend
+      .finals()
+      .map((m) => m.text)
+      .filter(Boolean)
+      .join(' ');
+    const finalStreams = () => s.frontend.transcriptions.filter((t) => t.final && t.done);
+    await until(() => finalStreams().length >= 2, 5_000, 'the final transcription streams');
+    await sleep(500);
+
+    // Attribution: everything comes from the avatar that publishes on the agent's behalf, about
+    // its audio track, the way useVoiceAssistant pairs an avatar worker with its agent. Nothing
+    // from the agent itself: its own immediate transcript is turned off (no duplicate).
+    const avatar = s.frontend.room.remoteParticipants.get(s.avatar.avatarIdentity)!;
+    expect(avatar.attributes['lk.publish_on_behalf']).toBe(`agent-${roomName}`);
+    const audioSid = [...avatar.trackPublications.values()].find(
+      (p) => p.kind === TrackKind.KIND_AUDIO,
+    )?.sid;
+    expect(audioSid).toBeTruthy();
+    expect(s.frontend.transcriptions.length).toBeGreaterThan(0);
+    for (const t of s.frontend.transcriptions) {
+      expect(t.identity).toBe(s.avatar.avatarIdentity);
+      expect(t.trackId).toBe(audioSid);
+      expect(t.segmentId).toBeTruthy();
+    }
+
+    // Word by word: the first sentence's interim stream grew in many chunks as it was said.
+    const first = s.frontend.transcriptions.find((t) => !t.final)!;
+    expect(first.chunks.length).toBeGreaterThanOrEqual(5);
+    expect(first.chunks.at(-1)!.atMs - first.chunks[0]!.atMs).toBeGreaterThan(1_000);
+    // Each final stream closes its interim one under the same segment id.
+    for (const f of finalStreams()) {
+      expect(s.frontend.transcriptions.some((t) => !t.final && t.segmentId === f.segmentId)).toBe(
+        true,
+      );
+    }
+
+    // Stops where it was cut: the finals say exactly what was heard and what was committed.
+    const transcript = finalStreams()
+      .map((t) => t.text.trim())
+      .filter(Boolean)
+      .join(' ');
+    expect(transcript).toBe(heard);
+    expect(s.assistantMessages().at(-1)!.textContent).toBe(heard);
+    expect(transcript.includes('Never heard')).toBe(false);
+    expect(transcript.length).toBeLessThan(reply.length - 20);
+  }, 60_000);
 
   it('audio mode: the agent keeps its TTS, its audio reaches the avatar (parked avatars resume first)', async () => {
     const tone = new ToneTTS();
@@ -278,7 +340,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       voice.DataStreamAudioOutput._playbackFinishedRpcRegistered = false;
       voice.DataStreamAudioOutput._playbackStartedRpcRegistered = false;
     }
-  }, 60_000);
+  }, 150_000);
 
   it('20 turns with random barge-ins never leave the agent speaking or the avatar talking', async () => {
     let seed = Number(process.env.VISAGE_TEST_SEED ?? 7);
@@ -333,7 +395,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       expect(reply(n).startsWith(text), text).toBe(true);
       if (!m.interrupted) expect(text).toBe(reply(n));
     }
-  }, 180_000);
+  }, 300_000);
 
   async function visageSession(id: string) {
     const res = await visage.call('GET', `/v1/sessions/${id}`);

@@ -23,6 +23,7 @@ const recordingMedia: MediaCore = {
       close: async () => void calls.push('close'),
     };
   },
+  running: () => new Map(),
   async close() {},
 };
 

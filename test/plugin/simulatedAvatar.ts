@@ -64,6 +64,10 @@ export class SimulatedAvatarMedia implements MediaCore {
     return avatar;
   }
 
+  running(): ReadonlyMap<string, MediaSession> {
+    return new Map([...this.sessions].filter(([, avatar]) => !avatar.closed));
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -255,14 +255,19 @@ describe('voices', () => {
     const res = await server.call('POST', '/v1/voices', { json: { name: 'Narrator', file_id } });
     expect(res.status).toBe(201);
     const voice = (await res.json()) as Record<string, string>;
-    expect(voice).toMatchObject({ name: 'Narrator', status: 'ready', source: 'clone' });
+    expect(voice).toMatchObject({
+      name: 'Narrator',
+      status: 'ready',
+      source: 'clone',
+      engine: 'espeak',
+    });
     expect(voice.voice_id).toMatch(/^vc_[0-9A-Za-z]{24}$/);
     const list = (await (await server.call('GET', '/v1/voices?limit=100')).json()) as {
       data: { voice_id: string; source: string }[];
     };
     expect(list.data[0]!.voice_id).toBe(voice.voice_id);
     expect(list.data.filter((v) => v.source === 'stock')).toHaveLength(AVATAR_CATALOGUE.length);
-  });
+  }, 90_000); // creating a voice loads the speech detector (WebAssembly) the first time
 
   it('refuses both or neither of file_id and url with invalid_voice_source', async () => {
     await expectError(

@@ -35,6 +35,12 @@ function randomValue(depth = 0): unknown {
         '😀'.repeat(50),
         'a'.repeat(5000),
         'ses_' + 'A'.repeat(24),
+        'vc_a\u0000',
+        'file_' + 'A'.repeat(23) + '\u0000',
+        'avt_Ada00000000000000000000\u0001',
+        'Ada\u0000Lovelace',
+        'line\u001b[31m',
+        '\u007f\u0085\u009f',
       ]);
     case 4:
       return pick(['http://127.0.0.1/x', 'javascript:alert(1)', 'https://[::1]/', '']);
@@ -51,6 +57,8 @@ function randomValue(depth = 0): unknown {
         'name',
         'file_id',
         'url',
+        'room_name',
+        'publish_on_behalf',
         '__proto__',
         'constructor',
         'x',
@@ -89,6 +97,37 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
+/** Path segments and query values with NUL and other control characters (percent-encoded). */
+const HOSTILE_SEGMENTS = [
+  '%00',
+  'ses_%00',
+  `ses_${'A'.repeat(23)}%00`,
+  '%01%1f%7f',
+  'ses_%C2%85',
+  '..%2F..%2F',
+  '%ff%fe',
+  'vc_a%00',
+  `ses_${'A'.repeat(24)}`,
+];
+
+function hostilePath(): [string, string] {
+  const segment = pick(HOSTILE_SEGMENTS);
+  return pick<[string, string]>([
+    ['GET', `/v1/sessions/${segment}`],
+    ['DELETE', `/v1/sessions/${segment}`],
+    ['POST', `/v1/sessions/${segment}/speak`],
+    ['POST', `/v1/sessions/${segment}/audio`],
+    ['POST', `/v1/sessions/${segment}/interrupt`],
+    ['POST', `/v1/sessions/${segment}/waiting_state`],
+    ['POST', `/v1/sessions/${segment}/participant_token`],
+    ['GET', `/v1/sessions?after=${segment}`],
+    ['GET', `/v1/sessions?status=${segment}`],
+    ['GET', `/v1/voices?after=${segment}`],
+    ['GET', `/v1/sessions?limit=${segment}`],
+    ['POST', `/v1/sessions/${sessionId}/audio?text=${segment}`],
+  ]);
+}
+
 describe(`fuzzing the JSON endpoints (seed ${SEED})`, () => {
   it('answers every malformed or random body with a well-formed envelope, never a 500', async () => {
     const targets = [
@@ -103,7 +142,7 @@ describe(`fuzzing the JSON endpoints (seed ${SEED})`, () => {
     ] as const;
     const created: string[] = [];
     for (let i = 0; i < 400; i++) {
-      const [method, path] = pick(targets);
+      const [method, path] = rand() < 0.25 ? hostilePath() : pick(targets);
       const contentType = pick([
         'application/json',
         'application/json; charset=utf-8',

@@ -1,14 +1,20 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import pino from 'pino';
 import { ID_PREFIXES, newSecretKey } from '../../src/api/index.js';
 import { DEFAULT_LIMITS, type Limits, type ServerConfig } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
 import { startVisage, type StartOptions, type VisageServer } from '../../src/server/runtime.js';
+import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { copyTemplate } from './templateDatabase.js';
 
 export interface TestServer extends VisageServer {
   dataDir: string;
+  /** The PostgreSQL database it uses, when it uses one. */
+  databaseUrl?: string;
   /** A key created for the test, with its secret. */
   secret: string;
   keyId: string;
@@ -39,14 +45,29 @@ export interface TestServerOptions {
   cap?: number;
 }
 
-/** A real Visage server on an ephemeral loopback port with a real database in a temp dir. */
+/** In the `postgres` test project (vitest.config.ts), servers use a real PostgreSQL server. */
+export const onPostgres = process.env.VISAGE_TEST_DATABASE === 'postgres';
+
+/**
+ * A real Visage server on an ephemeral loopback port with a real database: a copy of the
+ * embedded template in a temp dir, or in the `postgres` project a fresh PostgreSQL database
+ * (unless `dataDir` or `config.databaseUrl` say otherwise).
+ */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
-  const dataDir = opts.dataDir ?? copyTemplate(inject('dbTemplate'));
+  const databaseUrl =
+    opts.config?.databaseUrl ??
+    (onPostgres && !opts.dataDir ? await freshPostgresDatabase(inject('postgresUrl')) : undefined);
+  const dataDir =
+    opts.dataDir ??
+    (databaseUrl
+      ? mkdtempSync(join(tmpdir(), 'visage-test-'))
+      : copyTemplate(inject('dbTemplate')));
   const server = await startVisage(
     {
       host: '127.0.0.1',
       port: 0,
       dataDir,
+      databaseUrl,
       nodeId: 'test-node',
       maxSessions: 50,
       allowPrivateUrls: false,
@@ -77,7 +98,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     }
     return fetch(server.url + path, { method, headers, body });
   };
-  return { ...server, dataDir, secret: key.secret, keyId: key.id, call, newKey };
+  return { ...server, dataDir, databaseUrl, secret: key.secret, keyId: key.id, call, newKey };
 }
 
 /** An `sk_` secret that was never issued. */

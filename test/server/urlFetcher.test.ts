@@ -17,6 +17,11 @@ beforeAll(async () => {
       res.writeHead(302, { location: `http://private.test:${port}/clip` });
       return res.end();
     }
+    const hop = /^\/redirect\?to=(.+)$/.exec(req.url ?? '');
+    if (hop) {
+      res.writeHead(302, { location: decodeURIComponent(hop[1]!) });
+      return res.end();
+    }
     if (req.url === '/big') {
       res.writeHead(200, { 'content-type': 'audio/wav' });
       return res.end(Buffer.alloc(5000));
@@ -82,7 +87,16 @@ describe('UrlFetcher', () => {
   });
 
   it('classifies addresses', () => {
-    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'])
+    for (const a of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '2606:4700:4700::1111',
+      // Embedded IPv4 forms carrying a public address are judged by it.
+      '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+      '2002:808:808::1',
+      '2001:0:4136:e378:8000:63bf:f7f7:f7f7', // Teredo, client 8.8.8.8
+    ])
       expect(isPublicAddress(a), a).toBe(true);
     for (const a of [
       '127.0.0.1',
@@ -98,8 +112,85 @@ describe('UrlFetcher', () => {
       '::ffff:10.0.0.1',
       '::ffff:127.0.0.1',
       'not-an-ip',
+      ...EMBEDDED_PRIVATE,
+      '::',
+      'fe80::1%eth0',
+      '64:ff9b:1::808:808', // NAT64 local-use prefix: local by definition
+      '2001:db8::1',
+      '100::1',
+      'ff02::1',
+      '192.0.0.8',
+      '198.18.0.1',
+      '255.255.255.255',
+      '127.1',
+      '0x7f.1',
+      '2130706433',
+      '0177.0.0.1',
     ]) {
       expect(isPublicAddress(a), a).toBe(false);
     }
+  });
+});
+
+/** IPv6 spellings of loopback, private and metadata IPv4 addresses (issue 9, item 11). */
+const EMBEDDED_PRIVATE = [
+  '::127.0.0.1', // IPv4-compatible
+  '::7f00:1',
+  '::ffff:7f00:1', // IPv4-mapped, hex
+  '::ffff:0:7f00:1', // SIIT
+  '::ffff:0:a9fe:a9fe', // SIIT, 169.254.169.254
+  '64:ff9b::7f00:1', // NAT64 well-known prefix
+  '64:ff9b::a00:1',
+  '2002:7f00:1::1', // 6to4
+  '2002:a9fe:a9fe::', // 6to4, metadata
+  '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client 127.0.0.1
+];
+
+describe('UrlFetcher with the real address policy (private addresses not allowed)', () => {
+  /**
+   * The loopback peer is reachable only as `public.test`, the one name the policy lets through;
+   * everything else is judged by isPublicAddress, as in production.
+   */
+  function policyFetcher() {
+    return new UrlFetcher({
+      allowPrivate: false,
+      timeoutMs: 2_000,
+      maxBytes: 1_000_000,
+      lookup: fakeDns,
+      isAllowedAddress: (a) => a === '127.0.0.1' || isPublicAddress(a),
+    });
+  }
+
+  const literalHosts = [
+    ...EMBEDDED_PRIVATE.map((a) => `[${a}]`),
+    '[::1]',
+    '[::]',
+    '[fe80::1]',
+    '127.0.0.2',
+    '0x7f.0.0.2',
+    '2130706434',
+    '0177.0.0.2',
+    '169.254.169.254',
+  ];
+
+  it.each(literalHosts)('refuses http://%s/ without contacting it', async (host) => {
+    const f = policyFetcher();
+    requests.length = 0;
+    await expect(f.fetch(`http://${host}:${port}/clip`)).rejects.toMatchObject({
+      code: 'url_not_allowed',
+    });
+    expect(requests).toEqual([]);
+    await f.close();
+  });
+
+  it.each(literalHosts)('refuses a redirect to http://%s/ without following it', async (host) => {
+    const f = policyFetcher();
+    requests.length = 0;
+    const target = encodeURIComponent(`http://${host}:${port}/clip`);
+    await expect(f.fetch(`http://public.test:${port}/redirect?to=${target}`)).rejects.toMatchObject(
+      { code: 'url_not_allowed' },
+    );
+    expect(requests).toEqual([`public.test:${port}/redirect?to=${target}`]);
+    await f.close();
   });
 });

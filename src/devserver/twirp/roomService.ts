@@ -48,18 +48,20 @@ export function roomService(rooms: RoomRegistry): TwirpService {
     CreateRoom: twirpMethod(CreateRoomRequest, (req, claims) => {
       if (!claims.video?.roomCreate) throw permissionDenied('roomCreate');
       if (!req.name) throw new TwirpError('invalid_argument', 'room name is required');
-      const room = rooms.getOrCreate(req.name, {
-        by: 'api',
-        config: new RoomConfiguration({
-          name: req.name,
-          emptyTimeout: req.emptyTimeout,
-          departureTimeout: req.departureTimeout,
-          maxParticipants: req.maxParticipants,
-          metadata: req.metadata,
-          agents: req.agents,
-        }),
+      const config = new RoomConfiguration({
+        name: req.name,
+        emptyTimeout: req.emptyTimeout,
+        departureTimeout: req.departureTimeout,
+        maxParticipants: req.maxParticipants,
+        metadata: req.metadata,
+        agents: req.agents,
       });
-      return room.toInfo();
+      const existing = rooms.get(req.name);
+      if (existing) {
+        rooms.configure(existing, config);
+        return existing.toInfo();
+      }
+      return rooms.getOrCreate(req.name, { by: 'api', config }).toInfo();
     }),
 
     ListRooms: twirpMethod(ListRoomsRequest, (req, claims) => {

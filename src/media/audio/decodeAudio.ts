@@ -1,10 +1,13 @@
 import decode, { type AudioData, type StreamDecoder } from 'audio-decode';
 import {
+  AudioDecodeError,
   AudioTooLongError,
   UnreadableAudioError,
   UnsupportedAudioError,
 } from './audioDecodeError.js';
+import { checkAudioShape } from './audioBounds.js';
 import { sniffAudioFormat, type AudioFormat, type SniffedFormat } from './audioFormat.js';
+import { declaredShape } from './declaredShape.js';
 import { mp4DeclaredDurationMs } from './mp4Duration.js';
 import { downmixToMono } from './pcmConversion.js';
 import { decodeRawPcm, parseRawPcmType } from './rawPcm.js';
@@ -55,21 +58,13 @@ function decoderFor(sniffed: SniffedFormat): () => Promise<StreamDecoder> {
   }
 }
 
-function concatChannels(parts: AudioData[]): Float32Array[] {
-  const withAudio = parts.filter((p) => p.channelData.length > 0);
-  const channelCount = Math.max(0, ...withAudio.map((p) => p.channelData.length));
-  const out: Float32Array[] = [];
-  for (let c = 0; c < channelCount; c++) {
-    const length = withAudio.reduce((n, p) => n + (p.channelData[c]?.length ?? 0), 0);
-    const channel = new Float32Array(length);
-    let offset = 0;
-    for (const p of withAudio) {
-      const chunk = p.channelData[c];
-      if (!chunk) continue;
-      channel.set(chunk, offset);
-      offset += chunk.length;
-    }
-    out.push(channel);
+function concat(chunks: Float32Array[]): Float32Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
   }
   return out;
 }
@@ -98,7 +93,8 @@ export async function decodeAudio(
   const rawType = opts.contentType ? parseRawPcmType(opts.contentType) : undefined;
   let format: AudioFormat;
   let sampleRate: number;
-  let channelData: Float32Array[];
+  let channels: number;
+  let mono: Float32Array;
 
   if (rawType) {
     format = 'pcm';
@@ -107,7 +103,9 @@ export async function decodeAudio(
     if ((frames / sampleRate) * 1000 > (opts.maxDurationMs ?? Infinity)) {
       throw new AudioTooLongError(opts.maxDurationMs!);
     }
-    channelData = decodeRawPcm(bytes, rawType);
+    const channelData = decodeRawPcm(bytes, rawType);
+    channels = channelData.length;
+    mono = downmixToMono(channelData);
   } else {
     if (bytes.length === 0) throw new UnreadableAudioError('empty audio body');
     const sniffed = sniffAudioFormat(bytes);
@@ -118,16 +116,37 @@ export async function decodeAudio(
     }
     format = sniffed.format;
     const limitMs = opts.maxDurationMs ?? Infinity;
+    // Declared sizes are checked before the decoder allocates anything for them.
+    const declared = declaredShape(bytes, sniffed);
+    if (declared) {
+      checkAudioShape(format, declared.channels, declared.sampleRate);
+      if (declared.durationMs !== undefined && declared.durationMs > limitMs) {
+        throw new AudioTooLongError(limitMs);
+      }
+    }
     if (format === 'm4a') {
       const declared = mp4DeclaredDurationMs(bytes);
       if (declared !== undefined && declared > limitMs) throw new AudioTooLongError(limitMs);
     }
-    const parts: AudioData[] = [];
+    // Each decoded part is checked and folded to mono at once: only the mono signal is kept.
+    const chunks: Float32Array[] = [];
     let decodedFrames = 0;
+    let shape: { channels: number; sampleRate: number } | undefined;
     const keep = (part: AudioData) => {
-      parts.push(part);
-      decodedFrames += part.channelData[0]?.length ?? 0;
-      if (part.sampleRate > 0 && (decodedFrames / part.sampleRate) * 1000 > limitMs) {
+      if (part.channelData.length === 0) return;
+      if (!shape) {
+        checkAudioShape(format, part.channelData.length, part.sampleRate);
+        shape = { channels: part.channelData.length, sampleRate: part.sampleRate };
+      } else if (
+        part.channelData.length !== shape.channels ||
+        part.sampleRate !== shape.sampleRate
+      ) {
+        throw new UnreadableAudioError(`${format} audio changes its channels or rate mid-stream`);
+      }
+      const chunk = downmixToMono(part.channelData);
+      chunks.push(chunk);
+      decodedFrames += chunk.length;
+      if ((decodedFrames / shape.sampleRate) * 1000 > limitMs) {
         throw new AudioTooLongError(limitMs);
       }
     };
@@ -139,21 +158,21 @@ export async function decodeAudio(
       }
       keep(await decoder());
     } catch (error) {
-      if (error instanceof AudioTooLongError) {
+      if (error instanceof AudioDecodeError) {
         decoder?.free();
         throw error;
       }
       // A stream decoder frees itself on error; anything decoded before the error is kept only
       // when there is some, otherwise the file is unreadable.
-      if (parts.length === 0 || parts.every((p) => p.channelData.length === 0)) {
+      if (chunks.length === 0) {
         throw new UnreadableAudioError(`cannot decode ${format} audio: ${describe(error)}`);
       }
     }
-    channelData = concatChannels(parts);
-    sampleRate = parts.find((p) => p.sampleRate > 0)?.sampleRate ?? 0;
+    mono = concat(chunks);
+    channels = shape?.channels ?? 0;
+    sampleRate = shape?.sampleRate ?? 0;
   }
 
-  const mono = downmixToMono(channelData);
   if (mono.length === 0 || !(sampleRate > 0)) {
     throw new UnreadableAudioError(`${format} audio contains no decodable samples`);
   }
@@ -171,7 +190,7 @@ export async function decodeAudio(
   return {
     format,
     sampleRate,
-    channels: channelData.length,
+    channels,
     mono,
     durationMs: (mono.length / sampleRate) * 1000,
   };

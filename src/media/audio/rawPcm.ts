@@ -1,3 +1,4 @@
+import { AUDIO_BOUNDS } from './audioBounds.js';
 import { UnreadableAudioError, UnsupportedAudioError } from './audioDecodeError.js';
 
 /**
@@ -14,9 +15,9 @@ export interface RawPcmType {
   littleEndian: boolean;
 }
 
-const MIN_RATE = 4000;
-const MAX_RATE = 192000;
-const MAX_CHANNELS = 8;
+const MIN_RATE = AUDIO_BOUNDS.minSampleRate;
+const MAX_RATE = AUDIO_BOUNDS.maxSampleRate;
+const MAX_CHANNELS = AUDIO_BOUNDS.maxChannels;
 
 /**
  * Parse an `audio/L16` content type. Returns undefined when the media type is not L16 at all;

@@ -8,8 +8,7 @@
  * (the buffer is reused). `timeMs` drives the idle life and must advance in real time; `mouth`
  * comes from the lip-sync side at the audio playout position. At startup call `prepareAvatar`
  * for each avatar (about a second each; `prepareAvatarAsync` does it in small steps that leave
- * the event loop free), or build once and share with worker threads through `shareAvatarAtlas` /
- * `adoptSharedAtlas`.
+ * the event loop free). `prepareAvatarCached` keeps the atlas in a cache directory between runs.
  */
 export {
   createFaceRenderer,
@@ -31,3 +30,4 @@ export { i420Size, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';
 export { adoptSharedAtlas, shareAvatarAtlas, type SharedAvatarAtlas } from './sharedAtlas.js';
+export { prepareAvatarCached, type CachedAtlasOutcome } from './atlasCache.js';

@@ -16,14 +16,14 @@ export interface SharedAvatarAtlas {
 }
 
 /** Where each array of the atlas sits in the buffer: [byte offset, element count]. */
-interface AtlasLayout {
+export interface AtlasLayout {
   readonly poses: [number, number][];
   readonly blends: { index: [number, number]; delta: [number, number] }[];
   readonly eyes: SpriteSetLayout;
   readonly mouths: SpriteSetLayout;
 }
 
-interface SpriteSetLayout {
+export interface SpriteSetLayout {
   readonly rect: Rect;
   readonly sprites: [number, number][];
   readonly lumaSpans: [number, number];
@@ -94,6 +94,7 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
 
 /** Use an atlas shared by another thread for all renderers of its avatar in this thread. */
 export function adoptSharedAtlas(atlas: SharedAvatarAtlas): void {
+  shared.set(atlas.avatarId, atlas); // sharing it on from here needs no second copy
   installAvatarAtlas(adoptedAtlas(atlas));
 }
 

@@ -1,4 +1,4 @@
-import type { Room } from '@livekit/rtc-node';
+import { RpcError, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 import { ID_PREFIXES, newId } from '../../api/ids.js';
 import type { SpeechPlayer } from './speechPlayer.js';
@@ -11,20 +11,41 @@ import { streamedUtterance } from './utteranceSources.js';
  * PCM), calls RPC `lk.clear_buffer` to interrupt, and we call `lk.playback_started` and
  * `lk.playback_finished` ({ playback_position, interrupted, synchronized_transcript }) back.
  * Every segment gets exactly one `lk.playback_finished`, dropped ones included.
+ *
+ * Only the agent the avatar speaks for (the session's `publish_on_behalf`) may drive it: anyone
+ * else in the room (a viewer joined with the participant token) gets an RPC error, and a stream
+ * from them is drained unplayed; both are logged with the sender. A session speaking for no agent
+ * accepts the protocol from nobody.
  */
 export const AUDIO_STREAM_TOPIC = 'lk.audio_stream';
 export const RPC_CLEAR_BUFFER = 'lk.clear_buffer';
 export const RPC_PLAYBACK_STARTED = 'lk.playback_started';
 export const RPC_PLAYBACK_FINISHED = 'lk.playback_finished';
 
-export function attachAvatarProtocol(room: Room, player: SpeechPlayer, log: Logger): void {
+export function attachAvatarProtocol(
+  room: Room,
+  player: SpeechPlayer,
+  agentIdentity: string | null,
+  log: Logger,
+): void {
   const local = room.localParticipant!;
+  const allowed = (identity: string) => agentIdentity !== null && identity === agentIdentity;
+  const refuse = (identity: string, what: string) =>
+    log.warn(
+      { sender: identity, speaks_for: agentIdentity, what },
+      'avatar protocol refused: only the agent the avatar speaks for may drive it',
+    );
   const rpc = (identity: string, method: string, payload: string) =>
     local
       .performRpc({ destinationIdentity: identity, method, payload, responseTimeout: 5_000 })
       .catch((err: unknown) => log.warn({ err, method, identity }, 'avatar protocol RPC failed'));
 
   room.registerByteStreamHandler(AUDIO_STREAM_TOPIC, (reader, { identity }) => {
+    if (!allowed(identity)) {
+      refuse(identity, AUDIO_STREAM_TOPIC);
+      void drain(reader);
+      return;
+    }
     const attrs = reader.info.attributes ?? {};
     const sampleRate = Number(attrs.sample_rate ?? 48_000);
     const channels = Number(attrs.num_channels ?? 1);
@@ -52,10 +73,26 @@ export function attachAvatarProtocol(room: Room, player: SpeechPlayer, log: Logg
   });
 
   local.registerRpcMethod(RPC_CLEAR_BUFFER, async (data) => {
+    if (!allowed(data.callerIdentity)) {
+      refuse(data.callerIdentity, RPC_CLEAR_BUFFER);
+      throw new RpcError(
+        RpcError.ErrorCode.APPLICATION_ERROR,
+        'not allowed: only the agent this avatar speaks for may call lk.clear_buffer',
+      );
+    }
     const r = player.interrupt();
     log.debug({ caller: data.callerIdentity, ...r }, 'lk.clear_buffer');
     return 'ok';
   });
+}
+
+/** Reads a refused stream to its end without keeping it, so the SDK's buffers do not grow. */
+async function drain(chunks: AsyncIterable<Uint8Array>): Promise<void> {
+  try {
+    for await (const chunk of chunks) void chunk;
+  } catch {
+    // A stream cut by its sender leaving is fine: nothing was going to be played.
+  }
 }
 
 /** 16-bit little-endian interleaved PCM chunks -> mono float, carrying split samples over. */

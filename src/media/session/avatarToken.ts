@@ -1,5 +1,4 @@
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
-import type { LiveKitTarget } from '../mediaCore.js';
 
 /**
  * The avatar's own token: kind `agent` (frontends find agents by kind), publish-only (camera and
@@ -7,7 +6,7 @@ import type { LiveKitTarget } from '../mediaCore.js';
  * treat its tracks as the agent's.
  */
 export async function mintAvatarToken(
-  livekit: LiveKitTarget,
+  livekit: { apiKey: string; apiSecret: string },
   room: string,
   identity: string,
   publishOnBehalf: string | null,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { CHAT_TOPIC, encodeChatMessage, type ChatMessage } from '../../api/chat.js';
 import type { Utterance, UtteranceOutcome } from './utterance.js';
 
 /** What the chat publisher needs of the room (rtc-node's LocalParticipant fits). */
@@ -14,15 +15,7 @@ export interface ChatTransport {
   ): Promise<unknown>;
 }
 
-export const CHAT_TOPIC = 'lk.chat';
 export const TRANSCRIPTION_TOPIC = 'lk.transcription';
-
-/** The lk.chat payload: UTF-8 JSON, reliable. */
-export interface ChatMessage {
-  text: string;
-  final: boolean;
-  utterance_id: string;
-}
 
 interface OpenTranscript {
   writer: Promise<{ write(text: string): Promise<void>; close(): Promise<void> } | null>;
@@ -33,28 +26,29 @@ interface OpenTranscript {
  * Publishes what the avatar says, as it is heard: `lk.chat` data messages (an interim when an
  * utterance starts, interims as words are heard, one final with the heard text) and LiveKit's
  * standard `lk.transcription` text streams so LiveKit's own frontends show the transcript.
+ *
+ * The transcription has the shape agents-js's own transcription output gives an agent's speech,
+ * so LiveKit's components show it as the agent's: per utterance one delta stream
+ * (`lk.transcription_final: "false"`) that grows word by word as the words are heard, then one
+ * final stream (`"true"`) with exactly the heard text, both with the same `lk.segment_id` and
+ * `lk.transcribed_track_id` = the avatar's audio track. Sent by the avatar participant, which
+ * the components resolve to the agent through `lk.publish_on_behalf` (`useVoiceAssistant` takes
+ * the avatar's audio as the agent's and reads the transcription of that track). An interrupted
+ * utterance's transcript stops where the audio stopped.
  * Messages go out in order through one chain; a failed send is logged, never thrown at the player.
  */
 export class ChatPublisher {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly open = new Map<string, OpenTranscript>();
-  private readonly encoder = new TextEncoder();
 
-  /**
-   * @param transcription publish `lk.transcription` too. Off when the avatar speaks for an agent
-   *   (`publish_on_behalf`): the agent's own transcription output already carries the text, and
-   *   frontends would show it twice.
-   */
   constructor(
     private readonly room: ChatTransport,
     private readonly audioTrackSid: () => string | undefined,
     private readonly log: Logger,
-    private readonly transcription = true,
   ) {}
 
   started(u: Utterance): void {
     this.send({ text: '', final: false, utterance_id: u.id });
-    if (!this.transcription) return;
     const attributes = this.attributes(u, false);
     this.open.set(u.id, {
       writer: this.room
@@ -80,7 +74,6 @@ export class ChatPublisher {
     this.send({ text: outcome.heardText, final: true, utterance_id: u.id });
     const t = this.open.get(u.id);
     this.open.delete(u.id);
-    if (!this.transcription) return;
     this.enqueue(async () => {
       await (await t?.writer)?.close();
       await this.room.sendText(outcome.heardText, {
@@ -96,7 +89,7 @@ export class ChatPublisher {
   }
 
   private send(message: ChatMessage): void {
-    const data = this.encoder.encode(JSON.stringify(message));
+    const data = encodeChatMessage(message);
     this.enqueue(() => this.room.publishData(data, { reliable: true, topic: CHAT_TOPIC }));
   }
 

@@ -1,5 +1,5 @@
 export { LiveKitMediaCore, type LiveKitMediaCoreOptions } from './liveKitMediaCore.js';
-export { CHAT_TOPIC, TRANSCRIPTION_TOPIC, type ChatMessage } from './chatPublisher.js';
+export { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
 export {
   AUDIO_STREAM_TOPIC,
   RPC_CLEAR_BUFFER,

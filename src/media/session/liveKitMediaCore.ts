@@ -7,21 +7,38 @@ import {
   type MediaSessionObserver,
   type MediaSessionSpec,
 } from '../mediaCore.js';
-import { prepareAvatar } from '../render/index.js';
-import { createTtsEngine, type TtsEngine } from '../tts/index.js';
 import {
-  VoiceProfileUnavailableError,
-  voiceProfileFor,
-  type VoiceProfile,
-} from '../voice/index.js';
+  prepareAvatarAsync,
+  prepareAvatarCached,
+  type CachedAtlasOutcome,
+} from '../render/index.js';
+import { reportStep, type StartupProgress } from '../startupProgress.js';
+import {
+  isTtsEngineId,
+  TtsEngineUnavailableError,
+  TtsEngines,
+  TtsProviderError,
+  TtsProviderUnavailableError,
+  VoiceUnavailableError,
+  type SpeechChannel,
+} from '../tts/index.js';
+import { applyRtcNodeLogLevel } from '../../rtcNodeLog.js';
 import { LiveKitMediaSession } from './liveKitMediaSession.js';
+
+// rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
+applyRtcNodeLogLevel();
 
 export interface LiveKitMediaCoreOptions {
   log: Logger;
-  /** The TTS engine; default: the one `VISAGE_TTS_ENGINE` names (espeak). */
-  engine?: TtsEngine;
+  /** The process's TTS engines; default: those configured in the environment. */
+  tts?: TtsEngines;
   agentAbsenceMs?: number;
-  connectTimeoutMs?: number;
+  /** Bound on each stage of a start (room set-up, join, each publish, first frame). */
+  stageTimeoutMs?: number;
+  /** Where the avatars' atlases are kept between runs; without it they are drawn every start. */
+  cacheDir?: string;
+  /** Told about each start-up step (avatars, TTS) as it starts and ends. */
+  progress?: StartupProgress;
 }
 
 /**
@@ -30,52 +47,131 @@ export interface LiveKitMediaCoreOptions {
  */
 export class LiveKitMediaCore implements MediaCore {
   readonly kind = 'livekit';
-  private engine: Promise<TtsEngine> | undefined;
+  private readonly tts: TtsEngines;
+  private readonly sessions = new Map<string, MediaSession>();
 
-  private constructor(private readonly o: LiveKitMediaCoreOptions) {}
+  private constructor(private readonly o: LiveKitMediaCoreOptions) {
+    this.tts = o.tts ?? new TtsEngines();
+  }
 
-  /** Builds the face atlases and the TTS engine up front, so the first session starts fast. */
+  /**
+   * Prepares the face atlases (from the cache when it has them) and the default TTS engine and
+   * espeak (stock voices), all at once, so the first session starts fast. A provider whose key is
+   * missing or refused fails here, loudly.
+   */
   static async create(o: LiveKitMediaCoreOptions): Promise<LiveKitMediaCore> {
     const core = new LiveKitMediaCore(o);
     const started = performance.now();
-    for (const avatar of AVATAR_CATALOGUE) prepareAvatar(avatar.avatarId);
-    const engine = await core.ttsEngine();
-    if ('warmUp' in engine && typeof engine.warmUp === 'function') await engine.warmUp();
+    const [atlases] = await Promise.all([
+      reportStep(
+        o.progress,
+        'avatars',
+        `preparing ${AVATAR_CATALOGUE.length} avatar faces`,
+        () => prepareAvatars(o),
+        (atlases) => describeAtlases(atlases, o.cacheDir !== undefined),
+      ),
+      reportStep(o.progress, 'tts', 'warming up the speech engine', () => core.prepareTts()),
+    ]);
+    for (const a of atlases) {
+      if (a.rejected) o.log.warn({ avatar_id: a.avatarId, why: a.rejected }, 'atlas cache rebuilt');
+      if (a.storeError) {
+        o.log.warn({ avatar_id: a.avatarId, err: a.storeError }, 'atlas cache not written');
+      }
+    }
     o.log.info(
-      { engine: engine.id, ready_ms: Math.round(performance.now() - started) },
-      'media core: livekit (avatars rendered, TTS ready)',
+      {
+        engine: core.tts.defaultId,
+        ready_ms: Math.round(performance.now() - started),
+        atlases_from_cache: atlases.filter((a) => a.source === 'cache').length,
+      },
+      'media core: livekit (avatars ready, TTS ready)',
     );
     return core;
   }
 
   async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
-    // The stock profile for a catalogue voice, else the validated stored one (throws if none).
-    let voice: VoiceProfile;
+    const log = this.o.log.child({ session_id: spec.sessionId });
+    // The voice speaks with the engine that made it, whatever the default is now.
+    let speech: SpeechChannel;
     try {
-      voice = voiceProfileFor(spec.voiceId, spec.voiceProfile);
+      if (!isTtsEngineId(spec.voiceEngine)) {
+        throw new VoiceUnavailableError(
+          `voice ${spec.voiceId} has unknown engine ${spec.voiceEngine}`,
+        );
+      }
+      speech = this.tts
+        .get(spec.voiceEngine)
+        .openChannel({ voiceId: spec.voiceId, stored: spec.voiceProfile }, log);
     } catch (err) {
-      if (!(err instanceof VoiceProfileUnavailableError)) throw err;
-      throw new MediaUnavailableError(err.message, { cause: err });
+      if (err instanceof VoiceUnavailableError || err instanceof TtsEngineUnavailableError) {
+        throw new MediaUnavailableError(err.message, { cause: err });
+      }
+      throw err;
     }
-    return LiveKitMediaSession.start({
-      spec,
-      observer,
-      engine: await this.ttsEngine(),
-      voice,
-      log: this.o.log.child({ session_id: spec.sessionId }),
-      agentAbsenceMs: this.o.agentAbsenceMs ?? 10_000,
-      connectTimeoutMs: this.o.connectTimeoutMs ?? 10_000,
-    });
+    try {
+      return await LiveKitMediaSession.start({
+        spec,
+        observer,
+        speech,
+        log,
+        agentAbsenceMs: this.o.agentAbsenceMs ?? 10_000,
+        stageTimeoutMs: this.o.stageTimeoutMs ?? 10_000,
+        lifecycle: {
+          opened: (s) => this.sessions.set(spec.sessionId, s),
+          closed: (s) => {
+            if (this.sessions.get(spec.sessionId) === s) this.sessions.delete(spec.sessionId);
+          },
+        },
+      });
+    } catch (err) {
+      speech.close();
+      throw err;
+    }
+  }
+
+  running(): ReadonlyMap<string, MediaSession> {
+    return new Map(this.sessions);
   }
 
   async close(): Promise<void> {
-    const engine = await this.engine?.catch(() => undefined);
     // rtc-node's native runtime is process-wide: other cores in this process may still use it.
-    await engine?.close?.();
+    await this.tts.close();
   }
 
-  private ttsEngine(): Promise<TtsEngine> {
-    this.engine ??= this.o.engine ? Promise.resolve(this.o.engine) : createTtsEngine();
-    return this.engine;
+  private async prepareTts(): Promise<void> {
+    try {
+      await Promise.all([this.tts.get('espeak').prepare(), this.tts.default.prepare()]);
+    } catch (err) {
+      if (err instanceof TtsProviderError || err instanceof TtsProviderUnavailableError) {
+        throw new Error(
+          `TTS engine "${this.tts.defaultId}" (VISAGE_TTS_ENGINE) failed its key check: ${err.message}`,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
   }
+}
+
+/** Each catalogue avatar's atlas, from the cache directory when one is given. */
+async function prepareAvatars(o: LiveKitMediaCoreOptions): Promise<CachedAtlasOutcome[]> {
+  const outcomes: CachedAtlasOutcome[] = [];
+  for (const { avatarId } of AVATAR_CATALOGUE) {
+    if (o.cacheDir) {
+      outcomes.push(await prepareAvatarCached(avatarId, o.cacheDir));
+    } else {
+      const started = performance.now();
+      await prepareAvatarAsync(avatarId);
+      outcomes.push({ avatarId, source: 'built', ms: performance.now() - started });
+    }
+  }
+  return outcomes;
+}
+
+function describeAtlases(outcomes: CachedAtlasOutcome[], caching: boolean): string {
+  const cached = outcomes.filter((a) => a.source === 'cache').length;
+  const built = outcomes.length - cached;
+  if (built === 0) return `${cached} from cache`;
+  const drawn = caching ? `${built} drawn and cached` : `${built} drawn`;
+  return cached === 0 ? drawn : `${drawn}, ${cached} from cache`;
 }

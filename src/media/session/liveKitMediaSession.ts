@@ -13,11 +13,12 @@ import {
   VideoSource,
   type RemoteParticipant,
 } from '@livekit/rtc-node';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
 import { createFaceRenderer } from '../render/index.js';
-import type { TtsEngine } from '../tts/index.js';
-import type { VoiceProfile } from '../voice/index.js';
+import type { SpeechChannel } from '../tts/index.js';
 import {
+  MediaJoinRefusedError,
   MediaUnavailableError,
   type AudioItem,
   type InterruptOutcome,
@@ -38,12 +39,18 @@ import { VideoLoop } from './videoLoop.js';
 export interface LiveKitMediaSessionOptions {
   spec: MediaSessionSpec;
   observer: MediaSessionObserver;
-  engine: TtsEngine;
-  voice: VoiceProfile;
+  /** The session's line to its voice's engine; closed with the session. */
+  speech: SpeechChannel;
   log: Logger;
   /** How long the agent named by `publish_on_behalf` may be gone before the session ends. */
   agentAbsenceMs: number;
-  connectTimeoutMs: number;
+  /** Bound on each stage of the start: room set-up, join, each publish, the first frame. */
+  stageTimeoutMs: number;
+  /** Told when the session exists (before it joins) and when it has closed. */
+  lifecycle?: {
+    opened(session: LiveKitMediaSession): void;
+    closed(session: LiveKitMediaSession): void;
+  };
 }
 
 /** The AudioSource's queue: short, so an interrupt is heard as silence quickly. */
@@ -76,6 +83,7 @@ export class LiveKitMediaSession implements MediaSession {
   private parked = false;
   private closing = false;
   private agentAbsence: NodeJS.Timeout | undefined;
+  private firstFrame: (() => void) | undefined;
 
   private constructor(private readonly o: LiveKitMediaSessionOptions) {
     this.renderer = createFaceRenderer(o.spec.avatarId);
@@ -88,7 +96,6 @@ export class LiveKitMediaSession implements MediaSession {
       },
       () => this.audioTrackSid,
       o.log,
-      o.spec.publishOnBehalf === null,
     );
     this.player = new SpeechPlayer(
       {
@@ -110,15 +117,22 @@ export class LiveKitMediaSession implements MediaSession {
 
   static async start(o: LiveKitMediaSessionOptions): Promise<LiveKitMediaSession> {
     const session = new LiveKitMediaSession(o);
+    o.lifecycle?.opened(session);
     try {
       await session.join();
-      return session;
     } catch (err) {
       await session.close();
-      throw new MediaUnavailableError(`could not join ${o.spec.roomName}: ${String(err)}`, {
-        cause: err,
-      });
+      const message = `could not join ${o.spec.roomName}: ${String(err)}`;
+      // rtc-node reports the signal server's HTTP answer, e.g. "401 Unauthorized - invalid token".
+      if (/\b40[13]\b/.test(String(err))) throw new MediaJoinRefusedError(message, { cause: err });
+      throw new MediaUnavailableError(message, { cause: err });
     }
+    if (session.closing) {
+      // Closed while joining: the join may have completed after close() disconnected.
+      await session.room.disconnect().catch(() => undefined);
+      throw new MediaUnavailableError('the session was closed while it was starting');
+    }
+    return session;
   }
 
   get speaking(): boolean {
@@ -126,7 +140,7 @@ export class LiveKitMediaSession implements MediaSession {
   }
 
   speak(item: SpeechItem): void {
-    this.player.enqueue(speechUtterance(item.utteranceId, item.text, this.o.engine, this.o.voice));
+    this.player.enqueue(speechUtterance(item.utteranceId, item.text, this.o.speech));
   }
 
   playAudio(item: AudioItem): void {
@@ -150,28 +164,67 @@ export class LiveKitMediaSession implements MediaSession {
     clearTimeout(this.agentAbsence);
     this.video.stop();
     this.player.close();
+    this.o.speech.close();
     // Let the last lk.chat final out before leaving (bounded: never hang on a dead room).
     await Promise.race([this.chat.flushed(), sleep(500)]);
     await this.room.disconnect().catch(() => undefined);
     await this.audioSource.close().catch(() => undefined);
     await this.videoSource.close().catch(() => undefined);
+    const { livekit } = this.o.spec;
+    if (this.o.spec.ownsRoom && !('token' in livekit)) {
+      // The room was made for this session alone; without this it would wait out its timeout.
+      await this.roomService(livekit)
+        .deleteRoom(this.o.spec.roomName)
+        .catch((err: unknown) => this.o.log.debug({ err }, 'could not delete the room'));
+    }
+    this.o.lifecycle?.closed(this);
+  }
+
+  private roomService(livekit: {
+    url: string;
+    apiKey: string;
+    apiSecret: string;
+  }): RoomServiceClient {
+    const timeoutS = Math.max(1, Math.ceil(this.o.stageTimeoutMs / 1000));
+    return new RoomServiceClient(livekit.url, livekit.apiKey, livekit.apiSecret, {
+      requestTimeout: timeoutS,
+    });
   }
 
   private async join(): Promise<void> {
-    const { spec, log } = this.o;
-    const token = await mintAvatarToken(
-      spec.livekit,
-      spec.roomName,
-      spec.agentIdentity,
-      spec.publishOnBehalf,
-    );
+    const { spec, log, stageTimeoutMs } = this.o;
+    let token: string;
+    if ('token' in spec.livekit) {
+      // The caller's own LiveKit: its token is all Visage has (no RoomService credentials).
+      token = spec.livekit.token;
+    } else {
+      // The server would close a room nobody joined after its default empty timeout (300 s on
+      // LiveKit), whatever the session's own timeouts: create or reconfigure it to outlast them.
+      await withTimeout(
+        this.roomService(spec.livekit).createRoom({
+          name: spec.roomName,
+          emptyTimeout: spec.roomTimeoutSeconds,
+          departureTimeout: spec.roomTimeoutSeconds,
+        }),
+        stageTimeoutMs,
+        'setting up the room timed out',
+      );
+      token = await mintAvatarToken(
+        spec.livekit,
+        spec.roomName,
+        spec.agentIdentity,
+        spec.publishOnBehalf,
+      );
+    }
     this.room.on(RoomEvent.Disconnected, (reason) => {
       if (this.closing) return;
-      // A deleted room is an orderly end; anything else (server gone, avatar removed, network)
-      // is an error the operator should see.
+      // A room deleted or closed by the server is an orderly end; anything else (server gone,
+      // avatar removed, network) is an error the operator should see.
       const name = DisconnectReason[reason] ?? String(reason);
+      const closed =
+        reason === DisconnectReason.ROOM_DELETED || reason === DisconnectReason.ROOM_CLOSED;
       this.o.observer.ended(
-        reason === DisconnectReason.ROOM_DELETED ? 'room_closed' : 'error',
+        closed ? 'room_closed' : 'error',
         `the avatar was disconnected from the room: ${name}`,
       );
     });
@@ -182,28 +235,38 @@ export class LiveKitMediaSession implements MediaSession {
     const started = performance.now();
     await withTimeout(
       this.room.connect(spec.livekit.url, token, { autoSubscribe: false, dynacast: false }),
-      this.o.connectTimeoutMs,
-      'connecting to LiveKit timed out',
+      stageTimeoutMs,
+      'joining the room timed out',
     );
-    attachAvatarProtocol(this.room, this.player, log);
+    attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
     const local = this.room.localParticipant!;
-    const audio = await local.publishTrack(
-      LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
-      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: false, red: false }),
+    const audio = await withTimeout(
+      local.publishTrack(
+        LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
+        new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: false, red: false }),
+      ),
+      stageTimeoutMs,
+      'publishing the audio track timed out',
     );
     this.audioTrackSid = audio.sid;
-    await local.publishTrack(
-      LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
-      new TrackPublishOptions({
-        source: TrackSource.SOURCE_CAMERA,
-        simulcast: false,
-        videoEncoding: {
-          maxBitrate: VIDEO_MAX_BITRATE,
-          maxFramerate: this.renderer.recommendedFps.active,
-        },
-      }),
+    await withTimeout(
+      local.publishTrack(
+        LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
+        new TrackPublishOptions({
+          source: TrackSource.SOURCE_CAMERA,
+          simulcast: false,
+          videoEncoding: {
+            maxBitrate: VIDEO_MAX_BITRATE,
+            maxFramerate: this.renderer.recommendedFps.active,
+          },
+        }),
+      ),
+      stageTimeoutMs,
+      'publishing the video track timed out',
     );
+    const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
     this.video.start();
+    await withTimeout(firstFrame, stageTimeoutMs, 'rendering the first frame timed out');
     log.info(
       {
         room: spec.roomName,
@@ -223,6 +286,8 @@ export class LiveKitMediaSession implements MediaSession {
     this.videoSource.captureFrame(
       new VideoFrame(frame, this.renderer.width, this.renderer.height, VideoBufferType.I420),
     );
+    this.firstFrame?.();
+    this.firstFrame = undefined;
   }
 
   private left(p: RemoteParticipant): void {

@@ -35,6 +35,8 @@ interface Playing {
   heardChars: number;
   started: boolean;
   done: boolean;
+  /** The engine failed mid-utterance: it ends with what was heard. */
+  failed: boolean;
 }
 
 interface TimedEvent {
@@ -126,6 +128,7 @@ export class SpeechPlayer {
       heardChars: 0,
       started: false,
       done: false,
+      failed: false,
     };
     this.current = p;
     const signal = p.abort.signal;
@@ -151,7 +154,10 @@ export class SpeechPlayer {
         await this.push(chunk.pcm, signal);
       }
     } catch (err) {
-      if (!signal.aborted) this.log.error({ err, utterance_id: u.id }, 'utterance failed');
+      if (!signal.aborted) {
+        p.failed = true;
+        this.log.error({ err, utterance_id: u.id }, 'utterance failed');
+      }
     }
     if (signal.aborted || p.done) return;
     // Everything is pushed: finish when playout reaches its end.
@@ -189,11 +195,12 @@ export class SpeechPlayer {
   private finish(p: Playing, interrupted: boolean, atMs: number): void {
     if (p.done) return;
     p.done = true;
-    if (!interrupted) p.heardChars = p.u.text?.length ?? 0;
+    const cutShort = interrupted || p.failed;
+    if (!cutShort) p.heardChars = p.u.text?.length ?? 0;
     const outcome: UtteranceOutcome = {
       interrupted,
       playedMs: p.startMs === null ? 0 : Math.max(0, atMs - p.startMs),
-      heardText: interrupted ? this.heardText(p) : (p.u.text ?? ''),
+      heardText: cutShort ? this.heardText(p) : (p.u.text ?? ''),
     };
     if (interrupted && !p.started) {
       // Never heard: no chat messages, but a protocol sender still needs its answer.

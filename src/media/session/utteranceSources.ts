@@ -1,27 +1,32 @@
 import { resample, StreamingResampler } from '../audio/index.js';
-import { synthesizeSentences, type TtsEngine } from '../tts/index.js';
-import type { VoiceProfile } from '../voice/index.js';
+import type { SpeechChannel } from '../tts/index.js';
 import { OUTPUT_RATE, type AudioChunk, type Utterance } from './utterance.js';
 
-/** Text spoken by the TTS engine, one sentence ahead of playout. */
-export function speechUtterance(
-  id: string,
-  text: string,
-  engine: TtsEngine,
-  voice: VoiceProfile,
-): Utterance {
+/** Text spoken by the session's TTS channel, played as the engine streams it. */
+export function speechUtterance(id: string, text: string, speech: SpeechChannel): Utterance {
   return {
     id,
     text,
     async *chunks(signal) {
-      for await (const sentence of synthesizeSentences(engine, text, voice, { signal })) {
+      // One resampler per utterance: provider chunks split the audio anywhere.
+      let resampler: StreamingResampler | undefined;
+      let rate = 0;
+      for await (const chunk of speech.speak(text, signal)) {
         if (signal.aborted) return;
+        if (chunk.sampleRate !== OUTPUT_RATE && chunk.sampleRate !== rate) {
+          const tail = resampler?.flush();
+          if (tail && tail.length > 0) yield { pcm: tail };
+          resampler = new StreamingResampler(chunk.sampleRate, OUTPUT_RATE);
+          rate = chunk.sampleRate;
+        }
         yield {
-          pcm: resample(sentence.pcm, sentence.sampleRate, OUTPUT_RATE),
-          words: sentence.words,
-          phonemes: sentence.phonemes,
+          pcm: chunk.sampleRate === OUTPUT_RATE ? chunk.pcm : resampler!.push(chunk.pcm),
+          words: chunk.words,
+          phonemes: chunk.phonemes,
         };
       }
+      const tail = resampler?.flush();
+      if (tail && tail.length > 0 && !signal.aborted) yield { pcm: tail };
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { VoiceProfile } from '../voice/voiceProfile.js';
+import type { Logger } from 'pino';
+import { calibrateEspeakVoice } from './calibrateEspeakVoice.js';
 import {
   espeakRuntime,
   rawEspeakSynthesis,
@@ -15,11 +16,18 @@ import {
   normalizeEspeakVoice,
   type EspeakVoiceSettings,
 } from './espeakVoiceSettings.js';
-import type {
-  SynthesisOptions,
-  SynthesisResult,
-  TtsEngine,
-  TtsEngineCapabilities,
+import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
+import { VoiceProfileUnavailableError, voiceProfileFor } from './espeakVoiceProfileSchema.js';
+import { synthesizeSentences } from './synthesizeSentences.js';
+import {
+  VoiceUnavailableError,
+  type EngineVoiceRef,
+  type SpeechChannel,
+  type SynthesisOptions,
+  type SynthesisResult,
+  type TtsEngine,
+  type TtsEngineCapabilities,
+  type VoiceSource,
 } from './ttsEngine.js';
 
 const ESPEAK_SAMPLE_RATE = 22050;
@@ -109,16 +117,13 @@ export interface EspeakEngineOptions {
 
 /**
  * The offline default engine: espeak-ng (pure JS build), 22 050 Hz mono, word and IPA phoneme
- * timings. Voices come from `VoiceProfile.espeak`: pitch, range, formant scale and rate. It
- * matches a speaker's pitch, vocal-tract size and rate, not their identity.
+ * timings. Its voices are EspeakVoiceProfiles: espeak settings (pitch, range, formant scale, rate)
+ * calibrated to the speaker's analysis. It matches a speaker's pitch, vocal-tract size and rate,
+ * not their identity.
  */
 export class EspeakEngine implements TtsEngine {
   readonly id = 'espeak';
-  readonly capabilities: TtsEngineCapabilities = {
-    wordTimings: true,
-    phonemeTimings: true,
-    cloning: false,
-  };
+  readonly capabilities: TtsEngineCapabilities = { cloning: false };
   readonly thread: 'worker' | 'inline';
 
   constructor(opts: EspeakEngineOptions = {}) {
@@ -150,9 +155,34 @@ export class EspeakEngine implements TtsEngine {
     return warmedUpInline;
   }
 
+  prepare(): Promise<void> {
+    return this.warmUp();
+  }
+
+  /** Calibrates espeak settings to the speaker (see calibrateEspeakVoice). */
+  createVoice(source: VoiceSource): Promise<EspeakVoiceProfile> {
+    return calibrateEspeakVoice(source.analysis, this);
+  }
+
+  openChannel(voice: EngineVoiceRef, _log: Logger): SpeechChannel {
+    let profile: EspeakVoiceProfile;
+    try {
+      profile = voiceProfileFor(voice.voiceId, voice.stored);
+    } catch (err) {
+      if (err instanceof VoiceProfileUnavailableError) {
+        throw new VoiceUnavailableError(err.message, { cause: err });
+      }
+      throw err;
+    }
+    return {
+      speak: (text, signal) => synthesizeSentences(this, text, profile, { signal }),
+      close: () => undefined,
+    };
+  }
+
   synthesize(
     text: string,
-    voice: VoiceProfile,
+    voice: EspeakVoiceProfile,
     opts: SynthesisOptions = {},
   ): Promise<SynthesisResult> {
     return this.synthesizeWithSettings(text, voice.espeak, opts);

@@ -1,10 +1,12 @@
-import type { VoiceProfile } from '../voice/voiceProfile.js';
+import type { EspeakEngine } from './espeakEngine.js';
+import { pauseAfter, phraseChunk } from './espeakPhrasing.js';
+import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
 import {
   splitSentences,
   type SentenceChunk,
   type SplitSentencesOptions,
 } from './splitSentences.js';
-import type { SynthesisOptions, SynthesisResult, TtsEngine } from './ttsEngine.js';
+import type { SynthesisOptions, SynthesisResult } from './ttsEngine.js';
 
 /** About 5 s of speech: a long first sentence is cut at a clause so speech starts sooner. */
 const FIRST_CHUNK_MAX_CHARS = 100;
@@ -20,29 +22,36 @@ export interface SentenceSynthesis extends SynthesisResult {
  * caller plays sentence N, sentence N+1 is already being synthesized, so the first audio is ready
  * after one sentence and playback never waits on synthesis (espeak runs ~100x real time).
  *
- * Word `charStart`/`charEnd` refer to the full `text`. Stop iterating (or abort the signal) on an
+ * Between chunks it pauses like a person (espeakPhrasing.ts). Word `charStart`/`charEnd` refer
+ * to the full `text`. Stop iterating (or abort the signal) on an
  * interrupt; the look-ahead synthesis is then discarded.
  */
 export async function* synthesizeSentences(
-  engine: TtsEngine,
+  engine: EspeakEngine,
   text: string,
-  voice: VoiceProfile,
+  voice: EspeakVoiceProfile,
   opts: SynthesisOptions & SplitSentencesOptions = {},
 ): AsyncGenerator<SentenceSynthesis> {
   const chunks = splitSentences(text, { firstMaxChars: FIRST_CHUNK_MAX_CHARS, ...opts });
   const start = (index: number): Promise<SentenceSynthesis> | undefined => {
     const chunk = chunks[index];
     if (!chunk) return undefined;
-    return engine.synthesize(chunk.text, voice, { signal: opts.signal }).then((result) => ({
-      ...result,
-      words: result.words.map((w) => ({
-        ...w,
-        charStart: w.charStart + chunk.start,
-        charEnd: w.charEnd + chunk.start,
-      })),
-      index,
-      chunk,
-    }));
+    return engine.synthesize(chunk.text, voice, { signal: opts.signal }).then((raw) => {
+      const result = phraseChunk(raw, {
+        first: index === 0,
+        pauseAfterMs: index === chunks.length - 1 ? null : pauseAfter(chunk, text),
+      });
+      return {
+        ...result,
+        words: result.words.map((w) => ({
+          ...w,
+          charStart: w.charStart + chunk.start,
+          charEnd: w.charEnd + chunk.start,
+        })),
+        index,
+        chunk,
+      };
+    });
   };
   let pending = start(0);
   for (let index = 0; pending; index++) {

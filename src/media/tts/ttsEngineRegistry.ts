@@ -1,26 +1,18 @@
+import { CartesiaEngine } from './cartesia/cartesiaEngine.js';
+import { ElevenLabsEngine } from './elevenlabs/elevenLabsEngine.js';
 import { EspeakEngine } from './espeakEngine.js';
-import type { TtsEngine } from './ttsEngine.js';
-
-/**
- * TTS engines selected by configuration: `VISAGE_TTS_ENGINE` (default `espeak`). Additional
- * engines register a factory under their id; a factory gets the environment so it can read its
- * own settings (API keys, model directories) and should throw TtsEngineUnavailableError when they
- * are missing.
- */
-export type TtsEngineFactory = (env: NodeJS.ProcessEnv) => TtsEngine | Promise<TtsEngine>;
+import { isTtsEngineId, TTS_ENGINE_IDS, type TtsEngine, type TtsEngineId } from './ttsEngine.js';
 
 export class UnknownTtsEngineError extends Error {
   override readonly name = 'UnknownTtsEngineError';
-  constructor(
-    readonly engineId: string,
-    readonly available: readonly string[],
-  ) {
+  constructor(readonly engineId: string) {
     super(
-      `unknown TTS engine "${engineId}" (VISAGE_TTS_ENGINE); available: ${available.join(', ')}`,
+      `unknown TTS engine "${engineId}" (VISAGE_TTS_ENGINE); available: ${TTS_ENGINE_IDS.join(', ')}`,
     );
   }
 }
 
+/** Thrown when an engine's settings are missing (e.g. no API key). */
 export class TtsEngineUnavailableError extends Error {
   override readonly name = 'TtsEngineUnavailableError';
   constructor(
@@ -31,43 +23,41 @@ export class TtsEngineUnavailableError extends Error {
   }
 }
 
-export const DEFAULT_TTS_ENGINE = 'espeak';
+export const DEFAULT_TTS_ENGINE: TtsEngineId = 'espeak';
 
-const factories = new Map<string, TtsEngineFactory>([
-  // VISAGE_TTS_THREAD=inline synthesizes on the caller's thread (when sessions already run in
-  // worker threads); the default is one shared synthesis thread.
-  [
-    'espeak',
-    (env) => new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' }),
-  ],
-]);
-
-// Engines the design plans for but this build does not contain. Naming them gives an operator a
-// precise answer instead of "unknown engine".
-const PLANNED: Record<string, string> = {
-  elevenlabs: 'hosted cloning engine planned; this build has no ElevenLabs adapter',
-  cartesia: 'hosted cloning engine planned; this build has no Cartesia adapter',
-  'sherpa-onnx':
-    'local neural engine planned (operator-supplied model files); this build has no adapter',
-};
-
-export function registerTtsEngine(id: string, factory: TtsEngineFactory): void {
-  factories.set(id, factory);
+/** The engine `VISAGE_TTS_ENGINE` names (default espeak); throws UnknownTtsEngineError. */
+export function defaultTtsEngineId(env: NodeJS.ProcessEnv = process.env): TtsEngineId {
+  const id = (env.VISAGE_TTS_ENGINE ?? '').trim().toLowerCase() || DEFAULT_TTS_ENGINE;
+  if (!isTtsEngineId(id)) throw new UnknownTtsEngineError(id);
+  return id;
 }
 
-export function registeredTtsEngines(): string[] {
-  return [...factories.keys()];
+function required(env: NodeJS.ProcessEnv, engineId: TtsEngineId, name: string): string {
+  const value = env[name]?.trim();
+  if (!value) throw new TtsEngineUnavailableError(engineId, `${name} is not set`);
+  return value;
 }
 
-/** Create the engine named by `engineId`, else `env.VISAGE_TTS_ENGINE`, else espeak. */
-export async function createTtsEngine(
-  engineId?: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<TtsEngine> {
-  const id = (engineId ?? env.VISAGE_TTS_ENGINE ?? DEFAULT_TTS_ENGINE).trim().toLowerCase();
-  const factory = factories.get(id || DEFAULT_TTS_ENGINE);
-  if (factory) return factory(env);
-  const planned = PLANNED[id];
-  if (planned) throw new TtsEngineUnavailableError(id, planned);
-  throw new UnknownTtsEngineError(id, registeredTtsEngines());
+/**
+ * Creates an engine from its settings in `env`. espeak: `VISAGE_TTS_THREAD=inline` synthesizes
+ * on the caller's thread (when sessions already run in worker threads); the default is one
+ * shared synthesis thread. Providers: their API key (required), base URL and model.
+ */
+export function createTtsEngine(id: TtsEngineId, env: NodeJS.ProcessEnv = process.env): TtsEngine {
+  switch (id) {
+    case 'espeak':
+      return new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' });
+    case 'elevenlabs':
+      return new ElevenLabsEngine({
+        apiKey: required(env, id, 'ELEVENLABS_API_KEY'),
+        baseUrl: env.ELEVENLABS_BASE_URL?.trim() || undefined,
+        modelId: env.ELEVENLABS_MODEL?.trim() || undefined,
+      });
+    case 'cartesia':
+      return new CartesiaEngine({
+        apiKey: required(env, id, 'CARTESIA_API_KEY'),
+        baseUrl: env.CARTESIA_BASE_URL?.trim() || undefined,
+        modelId: env.CARTESIA_MODEL?.trim() || undefined,
+      });
+  }
 }

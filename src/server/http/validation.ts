@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
 import { readBody } from './readBody.js';
 
@@ -11,6 +12,11 @@ export function validationError(error: z.ZodError, where: 'body' | 'query'): Api
     return new ApiError('unknown_field', `Unknown field \`${param}\` in the ${where}.`, { param });
   }
   const param = issue.path.map(String).join('.') || undefined;
+  // An id field whose value is not such an id answers like an unknown id (ids.ts, idRefSchema).
+  const notFound = issue.code === 'custom' ? issue.params?.[NOT_FOUND_PARAM] : undefined;
+  if (typeof notFound === 'string' && notFound in ERROR_CODES) {
+    return new ApiError(notFound as ErrorCode, `\`${param}\`: ${issue.message}.`, { param });
+  }
   const message = param ? `\`${param}\`: ${issue.message}` : `Invalid ${where}: ${issue.message}`;
   return new ApiError('validation_failed', message, { param });
 }

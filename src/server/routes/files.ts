@@ -1,11 +1,13 @@
 import type { Hono } from 'hono';
-import { ENDPOINTS, ID_PREFIXES, newId } from '../../api/index.js';
+import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
+import { hasIdFormat } from '../http/pathId.js';
 import { readBody } from '../http/readBody.js';
-import { mediaType } from '../http/validation.js';
+import { mediaType, parseWith } from '../http/validation.js';
 import { checkClipLength, contentTypeOf, decodeOrReject } from '../voiceClip.js';
 import { fileToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
+import { honoPath } from './sessions.js';
 
 /** Multipart framing around the clip: boundaries and part headers stay well under this. */
 const MULTIPART_OVERHEAD = 64 * 1024;
@@ -59,8 +61,16 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
     checkClipLength(clip, deps.limits);
     const key = c.get('key');
     const id = newId(ID_PREFIXES.file);
-    await deps.files.put(id, bytes);
     const filename = (part instanceof File && part.name) || 'clip';
+    if (!lineText().safeParse(filename).success) {
+      throw new ApiError(
+        'validation_failed',
+        'The file name must not contain control characters.',
+        {
+          param: 'file',
+        },
+      );
+    }
     const record = await deps.store.insertFile({
       id,
       keyId: key.id,
@@ -70,7 +80,44 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       durationMs: Math.round(clip.durationMs),
       format: clip.format,
     });
+    // The row first, then the bytes it owns: a refused insert leaves no orphan file behind.
+    await deps.files.put(id, bytes);
     c.get('log').info({ file_id: id, bytes: bytes.byteLength, format: clip.format }, 'file stored');
     return c.json(fileToWire(record), 201);
   });
+
+  app.get(ENDPOINTS.listFiles.path, async (c) => {
+    const q = parseWith(listQuerySchema, c.req.query(), 'query');
+    const page = await deps.store.listFiles(c.get('key').id, q.limit, q.after);
+    if (page === 'unknown_cursor') {
+      throw new ApiError('validation_failed', '`after` is not a file of this account.', {
+        param: 'after',
+      });
+    }
+    return c.json({ data: page.items.map(fileToWire), has_more: page.hasMore });
+  });
+
+  app.get(honoPath(ENDPOINTS.getFile.path), async (c) => {
+    const id = c.req.param('id');
+    const file = hasIdFormat(id, ID_PREFIXES.file)
+      ? await deps.store.getFile(c.get('key').id, id)
+      : undefined;
+    if (!file) throw fileNotFound(id);
+    return c.json(fileToWire(file));
+  });
+
+  app.delete(honoPath(ENDPOINTS.deleteFile.path), async (c) => {
+    const id = c.req.param('id');
+    const known =
+      hasIdFormat(id, ID_PREFIXES.file) && (await deps.store.deleteFile(c.get('key').id, id));
+    if (!known) throw fileNotFound(id);
+    // Voices made from the file keep their own copy of the clip, so nothing else refers to it.
+    await deps.files.delete(id);
+    c.get('log').info({ file_id: id }, 'file deleted');
+    return c.body(null, 204);
+  });
+}
+
+function fileNotFound(id: string | undefined): ApiError {
+  return new ApiError('file_not_found', `No file \`${id ?? ''}\`.`);
 }

@@ -1,7 +1,9 @@
 import type { Context, Hono } from 'hono';
 import {
+  AUDIO_PAYLOAD_TYPES_TEXT,
   ENDPOINTS,
   HEADERS,
+  isAudioPayloadType,
   audioFileRequestSchema,
   audioQuerySchema,
   createSessionRequestSchema,
@@ -20,21 +22,20 @@ import type { AppDeps, AppEnv } from './context.js';
 /** Hono's path syntax for a row of the endpoint table. */
 export const honoPath = (path: string) => path.replace('{id}', ':id');
 
-const AUDIO_TYPES = new Set(['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/mpeg', 'audio/mp3']);
-AUDIO_TYPES.add('audio/ogg').add('audio/opus').add('audio/webm').add('audio/flac');
-AUDIO_TYPES.add('audio/mp4').add('audio/m4a').add('audio/aac').add('audio/l16');
-
 export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   const { sessions, limits } = deps;
 
   app.post(ENDPOINTS.createSession.path, async (c) => {
     const req = await parseJsonBody(c.req.raw, createSessionRequestSchema, limits.jsonBodyBytes);
     const created = await sessions.create(c.get('key'), req);
+    const token = created.participantToken;
     return c.json(
       {
         ...sessionToWire(created.record),
-        participant_token: created.participantToken,
-        participant_token_expires_at: created.participantTokenExpiresAt.toISOString(),
+        ...(token && {
+          participant_token: token.token,
+          participant_token_expires_at: token.expiresAt.toISOString(),
+        }),
       },
       201,
     );
@@ -108,10 +109,10 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
 function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
   const contentType = c.req.header('content-type');
   const type = mediaType(contentType);
-  if (!isJsonType(contentType) && !AUDIO_TYPES.has(type)) {
+  if (!isJsonType(contentType) && !isAudioPayloadType(type)) {
     throw new ApiError(
       'unsupported_media_type',
-      'Send audio (audio/wav, audio/mpeg, audio/ogg, audio/webm, audio/L16;rate=N;channels=1) or JSON { "file_id": … }.',
+      `Send audio (${AUDIO_PAYLOAD_TYPES_TEXT}) or JSON { "file_id": … }.`,
     );
   }
   return async () => {

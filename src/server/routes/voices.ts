@@ -3,15 +3,18 @@ import {
   ENDPOINTS,
   ID_PREFIXES,
   createVoiceRequestSchema,
-  listQuerySchema,
+  listVoicesQuerySchema,
   newId,
 } from '../../api/index.js';
-import { AVATAR_CATALOGUE } from '../../media/avatarCatalogue.js';
+import { AVATAR_CATALOGUE, findStockVoice } from '../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
+import { hasIdFormat } from '../http/pathId.js';
 import { parseJsonBody, parseWith } from '../http/validation.js';
-import { checkClipLength, decodeOrReject } from '../voiceClip.js';
+import { AudioDecodeError } from '../../media/audio/index.js';
+import { checkClipLength, decodeOrReject, requireSpeech } from '../voiceClip.js';
 import { stockVoiceToWire, voiceToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
+import { honoPath } from './sessions.js';
 
 export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(ENDPOINTS.createVoice.path, async (c) => {
@@ -30,7 +33,7 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       if (!file) {
         throw new ApiError('file_not_found', `No file \`${req.file_id}\`.`, { param: 'file_id' });
       }
-      bytes = await deps.files.get(file.id);
+      bytes = await readFileBytes(deps, file.id);
     } else {
       const fetched = await deps.urlFetcher.fetch(req.url!);
       bytes = fetched.bytes;
@@ -38,11 +41,11 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
     }
     const clip = await decodeOrReject(bytes, contentType, deps.limits.clipMaxMs);
     checkClipLength(clip, deps.limits);
+    await requireSpeech(clip);
     const id = newId(ID_PREFIXES.clonedVoice);
     const started = performance.now();
-    const profile = await deps.analyzeVoice(clip);
-    // The clip itself stays available to the media core (engines that clone from audio).
-    await deps.files.put(id, bytes);
+    const { engine, profile } = await analyzeOrReject(deps, clip, bytes, req.name);
+    // The row first, then the clip it owns: a refused insert leaves no orphan file behind.
     const voice = await deps.store.insertVoice({
       id,
       keyId: key.id,
@@ -50,17 +53,21 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       fileId: req.file_id ?? null,
       sourceUrl: req.url ?? null,
       durationMs: Math.round(clip.durationMs),
+      engine,
       profile,
     });
+    // The voice keeps its own copy of the clip (engines that clone from audio), so deleting the
+    // uploaded file later takes nothing from the voice.
+    await deps.files.put(id, bytes);
     c.get('log').info(
-      { voice_id: id, analysis_ms: Math.round(performance.now() - started) },
+      { voice_id: id, engine, analysis_ms: Math.round(performance.now() - started) },
       'voice created',
     );
     return c.json(voiceToWire(voice), 201);
   });
 
   app.get(ENDPOINTS.listVoices.path, async (c) => {
-    const q = parseWith(listQuerySchema, c.req.query(), 'query');
+    const q = parseWith(listVoicesQuerySchema, c.req.query(), 'query');
     const key = c.get('key');
     const stock = AVATAR_CATALOGUE.map((a) => stockVoiceToWire(a.defaultVoice));
     // Cloned voices first (newest first), then the stock voices; the cursor spans both.
@@ -83,4 +90,61 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       has_more: stock.length > room,
     });
   });
+
+  app.get(honoPath(ENDPOINTS.getVoice.path), async (c) => {
+    const id = c.req.param('id');
+    const stock = id === undefined ? undefined : findStockVoice(id);
+    if (stock) return c.json(stockVoiceToWire(stock));
+    const voice = hasIdFormat(id, ID_PREFIXES.clonedVoice)
+      ? await deps.store.getVoice(c.get('key').id, id)
+      : undefined;
+    if (!voice) throw voiceNotFound(id);
+    return c.json(voiceToWire(voice));
+  });
+
+  app.delete(honoPath(ENDPOINTS.deleteVoice.path), async (c) => {
+    const id = c.req.param('id');
+    if (id !== undefined && findStockVoice(id)) {
+      throw new ApiError(
+        'voice_not_deletable',
+        `\`${id}\` is a stock voice: it ships with its avatar and cannot be deleted.`,
+      );
+    }
+    const known =
+      hasIdFormat(id, ID_PREFIXES.clonedVoice) &&
+      (await deps.store.deleteVoice(c.get('key').id, id));
+    if (!known) throw voiceNotFound(id);
+    // Live sessions took their copy of the speaker profile when they started and keep it.
+    await deps.files.delete(id);
+    c.get('log').info({ voice_id: id }, 'voice deleted');
+    return c.body(null, 204);
+  });
+}
+
+function voiceNotFound(id: string | undefined): ApiError {
+  return new ApiError('voice_not_found', `No voice \`${id ?? ''}\`.`);
+}
+
+/** The uploaded clip's bytes; a file deleted between its lookup and this read is not found. */
+async function readFileBytes(deps: AppDeps, fileId: string): Promise<Uint8Array> {
+  try {
+    return await deps.files.get(fileId);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new ApiError('file_not_found', `No file \`${fileId}\`.`, { param: 'file_id' });
+  }
+}
+
+/** The analysis refuses a clip with too little voiced speech to measure: that is `no_speech`. */
+async function analyzeOrReject(
+  deps: AppDeps,
+  ...args: Parameters<AppDeps['analyzeVoice']>
+): ReturnType<AppDeps['analyzeVoice']> {
+  try {
+    return await deps.analyzeVoice(...args);
+  } catch (err) {
+    if (err instanceof AudioDecodeError)
+      throw new ApiError('no_speech', `No usable speech: ${err.message}.`);
+    throw err;
+  }
 }

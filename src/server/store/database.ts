@@ -3,14 +3,17 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 
 /**
- * The narrow SQL surface the store needs. PGlite (embedded, WASM Postgres) implements it today;
- * a `pg` pool for `DATABASE_URL` implements the same surface with the same SQL.
+ * The narrow SQL surface the store needs. PGlite (embedded, WASM Postgres) implements it here;
+ * a `pg` pool for `DATABASE_URL` implements the same surface with the same SQL
+ * (postgresDatabase.ts).
  */
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
 }
 
 export interface Database extends Queryable {
+  /** `embedded`: PGlite in the data directory (one process); `postgres`: a shared server. */
+  readonly kind: 'embedded' | 'postgres';
   /** Runs `fn` in one transaction; concurrent transactions are serialized. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   exec(sql: string): Promise<void>;
@@ -23,6 +26,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const pg = new PGlite(join(dataDir, 'db'));
   await pg.waitReady;
   return {
+    kind: 'embedded',
     query: async <T>(sql: string, params: unknown[] = []) => {
       const r = await pg.query<T>(sql, params);
       return { rows: r.rows };

@@ -59,6 +59,36 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX sessions_key_status ON sessions (key_id, status);
   CREATE INDEX sessions_node_status ON sessions (node_id, status);
   `,
+  // Rooms belong to keys: one row per room, locked while a session is inserted into it, so two
+  // keys creating into the same room concurrently cannot both get it.
+  `
+  CREATE TABLE room_claims (
+    livekit_url text NOT NULL,
+    room_name text NOT NULL,
+    key_id text NOT NULL REFERENCES api_keys(id),
+    PRIMARY KEY (livekit_url, room_name)
+  );
+  CREATE INDEX sessions_room_status ON sessions (livekit_url, room_name, status);
+  `,
+  // Deleting a file or a voice leaves a tombstone, so that a second DELETE is still a 204.
+  `
+  ALTER TABLE files ADD COLUMN deleted_at timestamptz;
+  ALTER TABLE voices ADD COLUMN deleted_at timestamptz;
+  `,
+  // The engine that made each voice (it keeps speaking it whatever the server default is).
+  `ALTER TABLE voices ADD COLUMN engine text NOT NULL DEFAULT 'espeak'`,
+  // File bytes (uploaded clips, voice data) when the store is a shared PostgreSQL server, so that
+  // every node reads them; the embedded store keeps them on disk (see FileStorage).
+  `
+  CREATE TABLE blobs (
+    id text PRIMARY KEY,
+    bytes bytea NOT NULL,
+    created_at timestamptz NOT NULL
+  );
+  `,
 ];
+
+/** Held (transaction-scoped) while migrating, so that nodes starting at once migrate one by one. */
+export const MIGRATION_LOCK_ID = 7_263_001;
 
 export const SCHEMA_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)`;

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { EndReason, SessionStatus } from '../../api/index.js';
+import type { Logger } from 'pino';
 import { openEmbeddedDatabase, type Database, type Queryable } from './database.js';
-import { MIGRATIONS, SCHEMA_TABLE } from './schema.js';
+import { openPostgresDatabase } from './postgresDatabase.js';
+import { MIGRATION_LOCK_ID, MIGRATIONS, SCHEMA_TABLE } from './schema.js';
 
 /**
  * The one module that knows SQL. Everything persistent (keys, files metadata, voices, sessions)
- * goes through `Store`; file bytes live beside the database (see FileStorage).
+ * goes through `Store`, on the embedded PGlite or on a PostgreSQL server (`DATABASE_URL`) with
+ * the same SQL. File bytes live beside the embedded database, or in the shared one (FileStorage).
  */
 
 export interface ApiKeyRecord {
@@ -35,7 +38,9 @@ export interface VoiceRecord {
   fileId: string | null;
   sourceUrl: string | null;
   durationMs: number;
-  /** The speaker profile the media core analysed from the clip (opaque JSON here). */
+  /** The engine that made the voice (`espeak`, `elevenlabs`, `cartesia`). */
+  engine: string;
+  /** What that engine derived from the clip (opaque JSON here). */
   profile: unknown;
   createdAt: Date;
 }
@@ -69,7 +74,8 @@ export interface Page<T> {
 /** Why an atomic session insert was refused. */
 export type CapacityRefusal =
   | { refused: 'concurrency_cap'; active: number; cap: number }
-  | { refused: 'platform_busy'; active: number; cap: number };
+  | { refused: 'platform_busy'; active: number; cap: number }
+  | { refused: 'room_not_available'; active: number; cap: number };
 
 /** Keys are high-entropy random secrets, so a fast hash is enough (no password KDF needed). */
 export function hashSecret(secret: string): string {
@@ -77,6 +83,9 @@ export function hashSecret(secret: string): string {
 }
 
 const LIVE = `('active', 'waiting')`;
+
+/** Files and voices are deleted softly (the row stays as a tombstone); lists skip tombstones. */
+const LIVE_ROW_OF_KEY = 'key_id = $2 AND deleted_at IS NULL';
 
 type Row = Record<string, unknown>;
 const date = (v: unknown) => (v == null ? null : new Date(v as string));
@@ -113,6 +122,7 @@ function voiceFromRow(r: Row): VoiceRecord {
     fileId: (r.file_id as string | null) ?? null,
     sourceUrl: (r.source_url as string | null) ?? null,
     durationMs: r.duration_ms as number,
+    engine: r.engine as string,
     profile: r.profile ?? null,
     createdAt: date(r.created_at)!,
   };
@@ -180,26 +190,55 @@ export class Store {
   private constructor(private readonly db: Database) {}
 
   static async openEmbedded(dataDir: string): Promise<Store> {
-    const store = new Store(await openEmbeddedDatabase(dataDir));
-    await store.migrate();
+    return Store.migrated(await openEmbeddedDatabase(dataDir));
+  }
+
+  /** A PostgreSQL server shared by every node (`DATABASE_URL`). */
+  static async openPostgres(url: string, log?: Logger): Promise<Store> {
+    return Store.migrated(await openPostgresDatabase(url, log));
+  }
+
+  /** `databaseUrl` when given, else the embedded database in `dataDir`. */
+  static open(options: { dataDir: string; databaseUrl?: string; log?: Logger }): Promise<Store> {
+    return options.databaseUrl
+      ? Store.openPostgres(options.databaseUrl, options.log)
+      : Store.openEmbedded(options.dataDir);
+  }
+
+  private static async migrated(db: Database): Promise<Store> {
+    const store = new Store(db);
+    try {
+      await store.migrate();
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
     return store;
   }
 
+  /** Where the data lives: the embedded database (one process) or a shared PostgreSQL server. */
+  get kind(): Database['kind'] {
+    return this.db.kind;
+  }
+
+  /**
+   * Applies the missing migrations in one transaction under an advisory lock: nodes starting at
+   * once against one PostgreSQL wait for each other, and the later ones find nothing to do.
+   */
   private async migrate(): Promise<void> {
-    await this.db.exec(SCHEMA_TABLE);
-    const applied = await this.db.query<{ version: number }>(
-      'SELECT version FROM schema_migrations',
-    );
-    const done = new Set(applied.rows.map((r) => r.version));
-    for (const [i, sql] of MIGRATIONS.entries()) {
-      if (done.has(i + 1)) continue;
-      await this.db.transaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+      await tx.query(SCHEMA_TABLE);
+      const applied = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const done = new Set(applied.rows.map((r) => r.version));
+      for (const [i, sql] of MIGRATIONS.entries()) {
+        if (done.has(i + 1)) continue;
         for (const statement of sql.split(';').filter((s) => s.trim())) await tx.query(statement);
         await tx.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [
           i + 1,
         ]);
-      });
-    }
+      }
+    });
   }
 
   close(): Promise<void> {
@@ -249,12 +288,25 @@ export class Store {
     return r.rows.map(keyFromRow);
   }
 
-  async revokeKey(id: string): Promise<ApiKeyRecord | undefined> {
-    const r = await this.db.query<Row>(
-      'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *',
-      [id],
-    );
-    return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  /**
+   * Revokes a key and, in the same transaction, ends its live sessions (`key_revoked`): nothing
+   * can drive them any more. Returns the key and the ids of the sessions it ended.
+   */
+  async revokeKey(id: string): Promise<{ key: ApiKeyRecord; endedSessions: string[] } | undefined> {
+    return this.db.transaction(async (tx) => {
+      const r = await tx.query<Row>(
+        'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *',
+        [id],
+      );
+      if (!r.rows[0]) return undefined;
+      const ended = await tx.query<{ id: string }>(
+        `UPDATE sessions SET status = 'ended', end_reason = 'key_revoked', ended_at = now(),
+           updated_at = now()
+         WHERE key_id = $1 AND status IN ${LIVE} RETURNING id`,
+        [id],
+      );
+      return { key: keyFromRow(r.rows[0]), endedSessions: ended.rows.map((row) => row.id) };
+    });
   }
 
   async setKeyCap(id: string, cap: number): Promise<ApiKeyRecord | undefined> {
@@ -276,42 +328,87 @@ export class Store {
     return fileFromRow(r.rows[0]!);
   }
 
+  /** A file of this key that was not deleted. */
   async getFile(keyId: string, id: string): Promise<FileRecord | undefined> {
-    const r = await this.db.query<Row>('SELECT * FROM files WHERE id = $1 AND key_id = $2', [
-      id,
-      keyId,
-    ]);
+    const r = await this.db.query<Row>(
+      'SELECT * FROM files WHERE id = $1 AND key_id = $2 AND deleted_at IS NULL',
+      [id, keyId],
+    );
     return r.rows[0] ? fileFromRow(r.rows[0]) : undefined;
+  }
+
+  async listFiles(keyId: string, limit: number, after?: string) {
+    return page(this.db, 'files', LIVE_ROW_OF_KEY, [keyId], limit, after, fileFromRow);
+  }
+
+  /**
+   * Marks a file of this key deleted and forgets its name; the row stays so that deleting again
+   * is recognised (idempotent). False when the key never had such a file.
+   */
+  async deleteFile(keyId: string, id: string): Promise<boolean> {
+    const r = await this.db.query<Row>(
+      `UPDATE files SET deleted_at = COALESCE(deleted_at, now()), filename = ''
+       WHERE id = $1 AND key_id = $2 RETURNING id`,
+      [id, keyId],
+    );
+    return r.rows.length > 0;
   }
 
   // ---- voices -------------------------------------------------------------------------------
 
   async insertVoice(v: Omit<VoiceRecord, 'createdAt'>): Promise<VoiceRecord> {
     const r = await this.db.query<Row>(
-      `INSERT INTO voices (id, key_id, name, file_id, source_url, duration_ms, profile, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
-      [v.id, v.keyId, v.name, v.fileId, v.sourceUrl, v.durationMs, JSON.stringify(v.profile)],
+      `INSERT INTO voices (id, key_id, name, file_id, source_url, duration_ms, profile, engine,
+         created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now()) RETURNING *`,
+      [
+        v.id,
+        v.keyId,
+        v.name,
+        v.fileId,
+        v.sourceUrl,
+        v.durationMs,
+        JSON.stringify(v.profile),
+        v.engine,
+      ],
     );
     return voiceFromRow(r.rows[0]!);
   }
 
+  /** A voice of this key that was not deleted. */
   async getVoice(keyId: string, id: string): Promise<VoiceRecord | undefined> {
-    const r = await this.db.query<Row>('SELECT * FROM voices WHERE id = $1 AND key_id = $2', [
-      id,
-      keyId,
-    ]);
+    const r = await this.db.query<Row>(
+      'SELECT * FROM voices WHERE id = $1 AND key_id = $2 AND deleted_at IS NULL',
+      [id, keyId],
+    );
     return r.rows[0] ? voiceFromRow(r.rows[0]) : undefined;
   }
 
   async listVoices(keyId: string, limit: number, after?: string) {
-    return page(this.db, 'voices', 'key_id = $2', [keyId], limit, after, voiceFromRow);
+    return page(this.db, 'voices', LIVE_ROW_OF_KEY, [keyId], limit, after, voiceFromRow);
+  }
+
+  /**
+   * Marks a voice of this key deleted and drops its speaker profile; live sessions hold their
+   * own copy of the profile. False when the key never had such a voice.
+   */
+  async deleteVoice(keyId: string, id: string): Promise<boolean> {
+    const r = await this.db.query<Row>(
+      `UPDATE voices SET deleted_at = COALESCE(deleted_at, now()), profile = NULL
+       WHERE id = $1 AND key_id = $2 RETURNING id`,
+      [id, keyId],
+    );
+    return r.rows.length > 0;
   }
 
   // ---- sessions -----------------------------------------------------------------------------
 
   /**
-   * Inserts a session if the key is under its cap and the node under its capacity, atomically:
-   * the key's row is locked for the check-and-insert, so parallel creates cannot overshoot.
+   * Inserts a session if the key is under its cap, the node under its capacity and the room not
+   * another key's, atomically: the key's row and the room's claim are locked for the
+   * check-and-insert, so parallel creates cannot overshoot or share a room across keys (on
+   * PostgreSQL at READ COMMITTED, each count after the lock sees every earlier commit), and the
+   * node's count is serialized by a transaction-scoped advisory lock on the node id.
    */
   async insertSessionWithinCaps(
     s: Omit<SessionRecord, 'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status'>,
@@ -323,10 +420,14 @@ export class Store {
         [s.keyId],
       );
       const cap = key.rows[0]!.concurrency_cap as number;
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [s.nodeId]);
       const active = await countLive(tx, 'key_id', s.keyId);
       if (active >= cap) return { refused: 'concurrency_cap', active, cap };
       const onNode = await countLive(tx, 'node_id', s.nodeId);
       if (onNode >= nodeCapacity) return { refused: 'platform_busy', active, cap };
+      if (!(await claimRoom(tx, s.livekitUrl, s.roomName, s.keyId))) {
+        return { refused: 'room_not_available', active, cap };
+      }
       const r = await tx.query<Row>(
         `INSERT INTO sessions (id, key_id, node_id, status, avatar_id, voice_id, mode, transport,
            livekit_url, room_name, agent_identity, publish_on_behalf, idle_timeout_seconds,
@@ -396,8 +497,38 @@ export class Store {
     return r.rows.length;
   }
 
+  /** Ids of the sessions the database lists as live on this node (for reconciliation). */
+  async liveSessionIdsOnNode(nodeId: string): Promise<Set<string>> {
+    const r = await this.db.query<{ id: string }>(
+      `SELECT id FROM sessions WHERE node_id = $1 AND status IN ${LIVE}`,
+      [nodeId],
+    );
+    return new Set(r.rows.map((row) => row.id));
+  }
+
   async countLiveForKey(keyId: string): Promise<number> {
     return countLive(this.db, 'key_id', keyId);
+  }
+
+  // ---- blobs (file bytes in a shared database) -----------------------------------------------
+
+  async putBlob(id: string, bytes: Uint8Array): Promise<void> {
+    await this.db.query(
+      `INSERT INTO blobs (id, bytes, created_at) VALUES ($1, $2, now())
+       ON CONFLICT (id) DO UPDATE SET bytes = EXCLUDED.bytes`,
+      [id, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)],
+    );
+  }
+
+  async getBlob(id: string): Promise<Uint8Array | undefined> {
+    const r = await this.db.query<{ bytes: Uint8Array }>('SELECT bytes FROM blobs WHERE id = $1', [
+      id,
+    ]);
+    return r.rows[0] ? new Uint8Array(r.rows[0].bytes) : undefined;
+  }
+
+  async deleteBlob(id: string): Promise<void> {
+    await this.db.query('DELETE FROM blobs WHERE id = $1', [id]);
   }
 }
 
@@ -407,4 +538,36 @@ async function countLive(db: Queryable, column: 'key_id' | 'node_id', value: str
     [value],
   );
   return r.rows[0]!.n;
+}
+
+/**
+ * Claims a room for a key inside the caller's transaction: the claim row is locked, so creates
+ * into the same room serialize here. The room is the key's unless another key has a live session
+ * in it (whoever held the claim before, and rows older than the claims table, alike). Returns
+ * false when it does.
+ */
+async function claimRoom(tx: Queryable, livekitUrl: string, room: string, keyId: string) {
+  await tx.query(
+    `INSERT INTO room_claims (livekit_url, room_name, key_id) VALUES ($1, $2, $3)
+     ON CONFLICT (livekit_url, room_name) DO NOTHING`,
+    [livekitUrl, room, keyId],
+  );
+  const claim = await tx.query<{ key_id: string }>(
+    'SELECT key_id FROM room_claims WHERE livekit_url = $1 AND room_name = $2 FOR UPDATE',
+    [livekitUrl, room],
+  );
+  const others = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sessions
+     WHERE livekit_url = $1 AND room_name = $2 AND key_id <> $3 AND status IN ${LIVE}`,
+    [livekitUrl, room, keyId],
+  );
+  if (others.rows[0]!.n > 0) return false;
+  if (claim.rows[0]!.key_id !== keyId) {
+    await tx.query('UPDATE room_claims SET key_id = $3 WHERE livekit_url = $1 AND room_name = $2', [
+      livekitUrl,
+      room,
+      keyId,
+    ]);
+  }
+  return true;
 }

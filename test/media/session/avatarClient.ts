@@ -16,7 +16,7 @@ import {
   MOUTH_REGION,
   measureMouthOpening,
 } from '../../../src/media/render/index.js';
-import type { ChatMessage } from '../../../src/media/session/index.js';
+import type { ChatMessage } from '../../../src/api/index.js';
 
 export interface VideoSample {
   atMs: number;

@@ -163,7 +163,8 @@ describeWebRtc(
       await client.waitFor(() => finished.length === 2, 5_000, 'interrupted playback_finished');
       const second = JSON.stringify(finished[1]);
       expect(finished[1]!.interrupted, second).toBe(true);
-      expect(finished[1]!.playbackPosition, second).toBeLessThan(3);
+      // Cut before its end (4 s): how far it got depends on the machine's load, not on the rule.
+      expect(finished[1]!.playbackPosition, second).toBeLessThan(4);
       await new Promise((r) => setTimeout(r, 1_500));
       from = cut + 600;
       expect(rms(client.audioBetween(from, client.now())), 'audio after clear_buffer').toBeLessThan(
@@ -173,6 +174,100 @@ describeWebRtc(
       await agentRoom.disconnect();
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 60_000);
+
+    it('takes the avatar protocol only from the agent it speaks for, never from a viewer', async () => {
+      const roomName = `agent-only-${Date.now()}`;
+      const { session_id, client, agent_identity } = await session({
+        room_name: roomName,
+        publish_on_behalf: 'agent-3',
+      });
+      const at = new AccessToken('devkey', stack.apiSecret, { identity: 'agent-3' });
+      at.kind = 'agent';
+      at.addGrant({ roomJoin: true, room: roomName, canPublish: true, canSubscribe: true });
+      const agentRoom = new Room();
+      await agentRoom.connect(livekit.url, await at.toJwt(), {
+        autoSubscribe: false,
+        dynacast: false,
+      });
+      // The viewer is the frontend joined with the session's participant token.
+      const viewer = client.room.localParticipant!;
+      const viewerHeardBack: string[] = [];
+      for (const method of ['lk.playback_started', 'lk.playback_finished']) {
+        viewer.registerRpcMethod(method, async () => {
+          viewerHeardBack.push(method);
+          return '';
+        });
+      }
+      const clearBuffer = (from: Room, avatar = agent_identity) =>
+        from.localParticipant!.performRpc({
+          destinationIdentity: avatar,
+          method: 'lk.clear_buffer',
+          payload: '{}',
+        });
+      const longText =
+        'This sentence is long enough that the avatar is still speaking it when the viewer ' +
+        'tries to cut it off, and it must go on to its very last word regardless.';
+      const speak = async (text: string) => {
+        const res = await visage.call('POST', `/v1/sessions/${session_id}/speak`, {
+          json: { text },
+        });
+        return ((await res.json()) as { utterance_id: string }).utterance_id;
+      };
+      const finalOf = async (id: string) => {
+        await client.waitFor(
+          () => client.finals().some((m) => m.utterance_id === id),
+          30_000,
+          `final of ${id}`,
+        );
+        return client.finals().find((m) => m.utterance_id === id)!;
+      };
+
+      // A viewer's lk.clear_buffer is refused with an RPC error and the speech goes on.
+      const first = await speak(longText);
+      await client.waitFor(() => client.chat.some((m) => m.utterance_id === first), 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      await expect(clearBuffer(client.room)).rejects.toThrow(/not allowed/);
+      expect((await finalOf(first)).text).toBe(longText);
+
+      // A viewer's lk.audio_stream is drained, not played: silence, no playback RPCs.
+      const writer = await viewer.streamBytes({
+        topic: 'lk.audio_stream',
+        attributes: { sample_rate: '24000', num_channels: '1' },
+        destinationIdentities: [agent_identity],
+      });
+      const from = client.now();
+      for (let f = 0; f < 75; f++) {
+        const data = new Int16Array(480);
+        for (let i = 0; i < 480; i++)
+          data[i] = Math.round(Math.sin((2 * Math.PI * 220 * (f * 480 + i)) / 24_000) * 12_000);
+        await writer.write(new Uint8Array(data.buffer));
+      }
+      await writer.close();
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(rms(client.audioBetween(from, client.now())), 'viewer audio played').toBeLessThan(150);
+      expect(viewerHeardBack).toEqual([]);
+      const refusals = stack.logs.filter(
+        (l) => l.session_id === session_id && l.sender === viewer.identity,
+      );
+      expect(refusals.map((l) => l.what).sort()).toEqual(['lk.audio_stream', 'lk.clear_buffer']);
+
+      // The agent it speaks for still can cut it off.
+      const second = await speak(longText);
+      await client.waitFor(() => client.chat.some((m) => m.utterance_id === second), 10_000);
+      await new Promise((r) => setTimeout(r, 800));
+      await expect(clearBuffer(agentRoom)).resolves.toBe('ok');
+      expect((await finalOf(second)).text.length).toBeLessThan(longText.length);
+
+      await agentRoom.disconnect();
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+
+      // A session that speaks for no agent takes the protocol from nobody.
+      const alone = await session();
+      await expect(clearBuffer(alone.client.room, alone.agent_identity)).rejects.toThrow(
+        /not allowed/,
+      );
+      await visage.call('DELETE', `/v1/sessions/${alone.session_id}`);
+    }, 90_000);
 
     it('ends with agent_left when the agent it speaks for leaves the room', async () => {
       const roomName = `agent-leaves-${Date.now()}`;
@@ -188,8 +283,8 @@ describeWebRtc(
         room_name: roomName,
         publish_on_behalf: 'agent-2',
       });
-      // Speaking for an agent: lk.chat as always, but no lk.transcription of its own (the
-      // agent's transcription output carries the text; frontends would show it twice).
+      // Speaking for an agent: lk.chat and lk.transcription (the plugin turns the agent's own
+      // immediate transcript off, so frontends show the avatar's, timed to its voice, once).
       const spoken = await visage.call('POST', `/v1/sessions/${session_id}/speak`, {
         json: { text: 'On behalf of the agent.' },
       });
@@ -199,8 +294,14 @@ describeWebRtc(
         15_000,
         'final',
       );
-      await new Promise((r) => setTimeout(r, 500));
-      expect(client.transcriptions).toEqual([]);
+      await client.waitFor(
+        () => client.transcriptions.some((t) => t.segment === utterance_id && t.final),
+        5_000,
+        'final transcription',
+      );
+      expect(client.transcriptions.find((t) => t.segment === utterance_id && t.final)!.text).toBe(
+        'On behalf of the agent.',
+      );
       await agentRoom.disconnect();
       // The default absence allowance is 10 s (agentAbsenceMs).
       await client.waitFor(() => client.left.includes(agent_identity), 20_000, 'avatar leaving');

@@ -99,7 +99,7 @@ describeWebRtc(
       const a = await speak(session_id, 'First sentence here.');
       const b = await speak(session_id, 'Second one follows.');
       await client.waitFor(
-        () => client.finals().filter((m) => [a, b].includes(m.utterance_id)).length === 2,
+        () => client.finals().filter((m) => [a, b].includes(m.utterance_id ?? '')).length === 2,
         20_000,
         'two finals',
       );

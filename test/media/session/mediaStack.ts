@@ -1,15 +1,25 @@
 import pino from 'pino';
-import { startDevServer, type DevServer } from '../../../src/devserver/index.js';
+import {
+  startDevServer,
+  type DevServer,
+  type DevServerOptions,
+} from '../../../src/devserver/index.js';
+import type { MediaCore } from '../../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../../src/media/session/index.js';
+import type { TtsEngines } from '../../../src/media/tts/index.js';
 import { startTestServer, type TestServer } from '../../server/testServer.js';
 import { AvatarClient } from './avatarClient.js';
 
 export interface MediaStack {
   livekit: DevServer;
   visage: TestServer;
+  /** The media core the Visage server runs its avatars with. */
+  media: LiveKitMediaCore;
   /** The LiveKit API key and secret both servers use. */
   apiKey: string;
   apiSecret: string;
+  /** Every log line both servers wrote at warn or above (the media sessions' included). */
+  logs: Record<string, unknown>[];
   /** Creates a session and joins its room as a frontend would, both tracks subscribed. */
   session(avatarId: string, extra?: Record<string, unknown>): Promise<JoinedSession>;
   close(): Promise<void>;
@@ -30,9 +40,27 @@ export interface JoinedSession {
  */
 export async function startMediaStack(
   address: string,
-  options: { cap?: number; agentAbsenceMs?: number } = {},
+  options: {
+    cap?: number;
+    agentAbsenceMs?: number;
+    tts?: TtsEngines;
+    allowPrivateUrls?: boolean;
+    /** Room timeouts of the embedded server (shortened to test them). */
+    rooms?: Pick<DevServerOptions, 'unjoinedRoomTimeoutMs' | 'emptyRoomTimeoutMs'>;
+    /** Wraps the real media core (to observe the sessions it starts). */
+    wrapMedia?: (core: MediaCore) => MediaCore;
+  } = {},
 ): Promise<MediaStack> {
-  const log = pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' });
+  const logs: Record<string, unknown>[] = [];
+  const log = pino(
+    { level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' },
+    {
+      write: (line: string) => {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+        process.stdout.write(line);
+      },
+    },
+  );
   const apiKey = 'devkey';
   const apiSecret = `secret-${Math.random().toString(36).slice(2)}-for-tests`;
   const livekit = await startDevServer({
@@ -41,20 +69,32 @@ export async function startMediaStack(
     nodeIp: address,
     keys: { [apiKey]: apiSecret },
     logger: log,
+    ...options.rooms,
+  });
+  const media = await LiveKitMediaCore.create({
+    log,
+    agentAbsenceMs: options.agentAbsenceMs,
+    tts: options.tts,
   });
   const visage = await startTestServer({
     cap: options.cap ?? 10,
-    config: { livekit: { url: livekit.url, apiKey, apiSecret } },
+    config: {
+      livekit: { url: livekit.url, apiKey, apiSecret },
+      allowPrivateUrls: options.allowPrivateUrls ?? false,
+    },
     start: {
-      media: await LiveKitMediaCore.create({ log, agentAbsenceMs: options.agentAbsenceMs }),
+      media: options.wrapMedia ? options.wrapMedia(media) : media,
+      tts: options.tts,
     },
   });
   const clients: AvatarClient[] = [];
   return {
     livekit,
     visage,
+    media,
     apiKey,
     apiSecret,
+    logs,
     async session(avatarId, extra = {}) {
       const res = await visage.call('POST', '/v1/sessions', {
         json: { avatar_id: avatarId, mode: 'video', ...extra },

@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTtsEngine,
+  defaultTtsEngineId,
+  defaultVoiceProfile,
   EspeakEngine,
+  stockVoiceProfile,
+  TtsEngines,
   stopEspeakThread,
   synthesizeSentences,
   TtsEngineUnavailableError,
   UnknownTtsEngineError,
   type SynthesisResult,
 } from '../../../src/media/tts/index.js';
-import {
-  defaultVoiceProfile,
-  pitchStatistics,
-  stockVoiceProfile,
-  trackPitch,
-} from '../../../src/media/voice/index.js';
+import { pitchStatistics, trackPitch } from '../../../src/media/voice/index.js';
 
 const engine = new EspeakEngine();
 const voice = defaultVoiceProfile();
@@ -224,22 +223,22 @@ describe('synthesizeSentences', () => {
   });
 });
 
-describe('createTtsEngine', () => {
-  it('defaults to espeak and reads VISAGE_TTS_ENGINE', async () => {
-    expect((await createTtsEngine(undefined, {})).id).toBe('espeak');
-    expect((await createTtsEngine(undefined, { VISAGE_TTS_ENGINE: 'espeak' })).id).toBe('espeak');
-    const worker = (await createTtsEngine('espeak', {})) as EspeakEngine;
+describe('createTtsEngine / TtsEngines', () => {
+  it('defaults to espeak and reads VISAGE_TTS_ENGINE', () => {
+    expect(new TtsEngines({}).default.id).toBe('espeak');
+    expect(defaultTtsEngineId({ VISAGE_TTS_ENGINE: ' Cartesia ' })).toBe('cartesia');
+    const worker = createTtsEngine('espeak', {}) as EspeakEngine;
     expect(worker.thread).toBe('worker');
-    const inline = (await createTtsEngine('espeak', {
-      VISAGE_TTS_THREAD: 'inline',
-    })) as EspeakEngine;
+    const inline = createTtsEngine('espeak', { VISAGE_TTS_THREAD: 'inline' }) as EspeakEngine;
     expect(inline.thread).toBe('inline');
   });
 
-  it('names planned-but-absent engines and rejects unknown ones', async () => {
-    await expect(
-      createTtsEngine(undefined, { VISAGE_TTS_ENGINE: 'elevenlabs' }),
-    ).rejects.toBeInstanceOf(TtsEngineUnavailableError);
-    await expect(createTtsEngine('nonsense', {})).rejects.toBeInstanceOf(UnknownTtsEngineError);
+  it('refuses a provider engine without its key, and unknown engines', () => {
+    expect(() => createTtsEngine('elevenlabs', {})).toThrow(TtsEngineUnavailableError);
+    expect(() => createTtsEngine('cartesia', { CARTESIA_API_KEY: ' ' })).toThrow(
+      /CARTESIA_API_KEY is not set/,
+    );
+    expect(createTtsEngine('cartesia', { CARTESIA_API_KEY: 'k' }).capabilities.cloning).toBe(true);
+    expect(() => new TtsEngines({ VISAGE_TTS_ENGINE: 'nonsense' })).toThrow(UnknownTtsEngineError);
   });
 });

@@ -4,7 +4,7 @@ import {
   stockVoiceProfile,
   voiceProfileFor,
   VoiceProfileUnavailableError,
-} from '../../../src/media/voice/index.js';
+} from '../../../src/media/tts/index.js';
 
 const ADA = 'voice_Ada000000000000000000001';
 

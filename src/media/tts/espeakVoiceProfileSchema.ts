@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { normalizeEspeakVoice } from '../tts/espeakVoiceSettings.js';
-import { stockVoiceProfile } from './stockVoices.js';
-import type { VoiceProfile } from './voiceProfile.js';
+import { stockVoiceProfile } from './espeakStockVoices.js';
+import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
+import { normalizeEspeakVoice } from './espeakVoiceSettings.js';
 
 /**
  * Validation for profiles read back from storage (the session spec carries them as `unknown`).
@@ -39,8 +39,8 @@ export const voiceProfileSchema = z.object({
     .optional(),
 });
 
-/** The profile if `value` is a valid stored VoiceProfile (espeak values clamped), else undefined. */
-export function parseVoiceProfile(value: unknown): VoiceProfile | undefined {
+/** The profile if `value` is a valid stored EspeakVoiceProfile (espeak values clamped), else undefined. */
+export function parseVoiceProfile(value: unknown): EspeakVoiceProfile | undefined {
   const parsed = voiceProfileSchema.safeParse(value);
   if (!parsed.success) return undefined;
   return { ...parsed.data, espeak: normalizeEspeakVoice(parsed.data.espeak) };
@@ -54,7 +54,7 @@ export class VoiceProfileUnavailableError extends Error {
  * The profile a session speaks with: the stock profile for a catalogue voice id, otherwise the
  * stored profile of a cloned voice. Throws VoiceProfileUnavailableError when neither applies.
  */
-export function voiceProfileFor(voiceId: string, stored: unknown): VoiceProfile {
+export function voiceProfileFor(voiceId: string, stored: unknown): EspeakVoiceProfile {
   const stock = stockVoiceProfile(voiceId);
   if (stock) return stock;
   const profile = parseVoiceProfile(stored);

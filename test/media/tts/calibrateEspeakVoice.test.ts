@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio, UnreadableAudioError } from '../../../src/media/audio/index.js';
-import { EspeakEngine, stopEspeakThread } from '../../../src/media/tts/index.js';
 import {
-  analyzeVoiceClip,
-  measureVoice,
+  calibrateEspeakVoice,
+  EspeakEngine,
   stockVoiceProfile,
-  type VoiceProfile,
-} from '../../../src/media/voice/index.js';
+  stopEspeakThread,
+  type EspeakVoiceProfile,
+} from '../../../src/media/tts/index.js';
+import { analyzeVoiceClip as analyze, measureVoice } from '../../../src/media/voice/index.js';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 
 // References come from a different synthesizer than the one under test: Debian flite's "rms"
@@ -24,7 +25,9 @@ const CHECK_TEXT =
 const F0_TOLERANCE = 0.05; // output median F0 within 5 % of the reference's, on new text
 
 const engine = new EspeakEngine();
-const profiles: Record<string, VoiceProfile> = {};
+const profiles: Record<string, EspeakVoiceProfile> = {};
+const analyzeVoiceClip = async (mono: Float32Array, sampleRate: number) =>
+  calibrateEspeakVoice(await analyze(mono, sampleRate), engine);
 
 beforeAll(async () => {
   for (const name of [

@@ -1,15 +1,15 @@
-import type { EspeakVoiceSettings } from '../tts/espeakVoiceSettings.js';
+import type { EspeakVoiceSettings } from './espeakVoiceSettings.js';
 
 /**
- * What Visage knows about a voice, as plain JSON (it is stored with the voice record).
+ * The espeak engine's voice, as plain JSON (stored with voice records whose engine is `espeak`):
+ * the speaker's analysis and the espeak-ng settings calibrated to reproduce it.
  *
- * Honest scope: a profile captures pitch level and range, apparent vocal-tract size and speaking
- * rate of the reference speaker. The offline espeak-ng engine reproduces those, so two clips of
- * different speakers give clearly different voices, but it does not reproduce the speaker's
- * identity (timbre, accent, voice quality). Engines that really clone need the clip itself or a
- * vendor voice id, which belong to those engines, not to this profile.
+ * Honest scope: this captures pitch level and range, apparent vocal-tract size and speaking rate
+ * of the reference speaker. espeak-ng reproduces those, so two clips of different speakers give
+ * clearly different voices, but it does not reproduce the speaker's identity (timbre, accent,
+ * voice quality); the cloning engines (`elevenlabs`, `cartesia`) do.
  */
-export interface VoiceProfile {
+export interface EspeakVoiceProfile {
   schema: 'visage.voice-profile/1';
   source: 'clip' | 'stock';
   pitch: {

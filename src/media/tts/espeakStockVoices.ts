@@ -1,7 +1,7 @@
 import { findStockVoice } from '../avatarCatalogue.js';
-import { DEFAULT_ESPEAK_VOICE, normalizeEspeakVoice } from '../tts/espeakVoiceSettings.js';
 import { espeakPitchFor } from './espeakPitchModel.js';
-import type { VoiceProfile } from './voiceProfile.js';
+import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
+import { DEFAULT_ESPEAK_VOICE, normalizeEspeakVoice } from './espeakVoiceSettings.js';
 
 /**
  * Voice profiles for the catalogue's stock voices. Each is a designed target (pitch, range,
@@ -43,7 +43,7 @@ const TARGETS: Record<string, StockTarget> = {
 /** Syllables per second espeak-ng produces per word-per-minute on running English text. */
 const SYLLABLES_PER_SECOND_PER_WPM = 4.4 / 175;
 
-function stockProfile(target: StockTarget): VoiceProfile {
+function stockProfile(target: StockTarget): EspeakVoiceProfile {
   const semitone = 2 ** (target.spreadSemitones / 24);
   return {
     schema: 'visage.voice-profile/1',
@@ -67,14 +67,14 @@ function stockProfile(target: StockTarget): VoiceProfile {
 }
 
 /** The profile of a catalogue stock voice, or undefined when `voiceId` is not one. */
-export function stockVoiceProfile(voiceId: string): VoiceProfile | undefined {
+export function stockVoiceProfile(voiceId: string): EspeakVoiceProfile | undefined {
   const target = TARGETS[voiceId];
   if (!target || !findStockVoice(voiceId)) return undefined;
   return stockProfile(target);
 }
 
 /** The profile espeak-ng speaks with when nothing is configured (its own en-us voice). */
-export function defaultVoiceProfile(): VoiceProfile {
+export function defaultVoiceProfile(): EspeakVoiceProfile {
   return stockProfile({
     medianHz: 103,
     spreadSemitones: 3,

@@ -1,0 +1,172 @@
+/**
+ * Speech latency per TTS engine: speak -> first audible audio at a WebRTC subscriber, and for
+ * the cloning providers the same minus the provider's own first-chunk delay (set in the
+ * protocol-faithful fakes of test/fakes), which is the overhead Visage adds (goal < 30 ms).
+ * Run through `npm run bench` (inside the benchmark network namespace).
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dispose } from '@livekit/rtc-node';
+import pino from 'pino';
+import { VisageClient } from '../src/client/index.js';
+import { startDevServer } from '../src/devserver/index.js';
+import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
+import { LiveKitMediaCore } from '../src/media/session/index.js';
+import { stopEspeakThread, TtsEngines } from '../src/media/tts/index.js';
+import { DEFAULT_LIMITS } from '../src/server/config.js';
+import { keyAdmin } from '../src/server/keyAdmin.js';
+import { startVisage } from '../src/server/runtime.js';
+import { CartesiaFake } from '../test/fakes/cartesiaFake.js';
+import { ElevenLabsFake } from '../test/fakes/elevenLabsFake.js';
+import type { FakeProvider } from '../test/fakes/fakeProvider.js';
+import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
+import { AvatarClient } from '../test/media/session/avatarClient.js';
+
+const address = process.env.VISAGE_TEST_ADDRESS;
+if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** The fakes' own time to first chunk, as a fast hosted provider's. */
+const PROVIDER_FIRST_CHUNK_MS = 150;
+const SENTENCE =
+  'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
+const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
+const log = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'warn' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
+
+const keys = { devkey: 'bench-secret-0123456789' };
+const livekit = await startDevServer({
+  port: 0,
+  host: address,
+  nodeIp: address,
+  keys,
+  logger: log,
+});
+
+interface Row {
+  engine: string;
+  speakToAudio: number[];
+  providerDelayMs: number;
+}
+
+async function measure(
+  engine: 'espeak' | 'cartesia' | 'elevenlabs',
+  fake: FakeProvider | null,
+  env: Record<string, string>,
+): Promise<Row> {
+  const tts = new TtsEngines({ VISAGE_TTS_ENGINE: engine, ...env });
+  const server = await startVisage(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: mkdtempSync(join(tmpdir(), 'visage-bench-tts-')),
+      nodeId: 'bench',
+      maxSessions: 8,
+      allowPrivateUrls: false,
+      limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
+      livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
+      version: 'bench',
+    },
+    { log, tts, media: await LiveKitMediaCore.create({ log, tts }) },
+  );
+  try {
+    const { secret } = await keyAdmin.create(server.store, 'bench', 8);
+    const visage = new VisageClient({
+      apiKey: secret,
+      baseUrl: server.url,
+      maxRetries: 0,
+      timeoutMs: 120_000,
+    });
+    let voiceId: string | undefined;
+    if (fake) {
+      const file = await visage.files.upload(new Blob([clip], { type: 'audio/ogg' }), 'me.ogg');
+      voiceId = (await visage.voices.create({ name: 'Me', file_id: file.file_id })).voice_id;
+    }
+    const speakToAudio: number[] = [];
+    const s = await visage.sessions.create({
+      avatar_id: AVATAR,
+      mode: 'video',
+      ...(voiceId ? { voice_id: voiceId } : {}),
+    });
+    const client = new AvatarClient();
+    await client.join(s.livekit_url, s.participant_token!);
+    await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
+    await sleep(800);
+    // Quiet at the subscriber: the last 300 ms of received audio all below speech level.
+    const quiet = () => {
+      const recent = client.audio.filter((a) => a.atMs > client.now() - 300);
+      return recent.length >= 20 && recent.every((a) => a.rms < 60);
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      await client.waitFor(quiet, 20_000, 'silence before speaking');
+      const sentAt = client.now();
+      const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
+      await client.waitFor(
+        () => client.audio.some((a) => a.atMs > sentAt && a.rms > 300),
+        10_000,
+        'audio',
+      );
+      speakToAudio.push(client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs - sentAt);
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === utterance_id),
+        30_000,
+        'final',
+      );
+      await sleep(300);
+    }
+    await client.leave();
+    await visage.sessions.delete(s.session_id);
+    return { engine, speakToAudio, providerDelayMs: fake ? PROVIDER_FIRST_CHUNK_MS : 0 };
+  } finally {
+    await server.close();
+  }
+}
+
+const rows: Row[] = [await measure('espeak', null, {})];
+for (const [engine, fake, env] of [
+  [
+    'cartesia',
+    new CartesiaFake(),
+    (u: string, k: string) => ({ CARTESIA_API_KEY: k, CARTESIA_BASE_URL: u }),
+  ],
+  [
+    'elevenlabs',
+    new ElevenLabsFake(),
+    (u: string, k: string) => ({ ELEVENLABS_API_KEY: k, ELEVENLABS_BASE_URL: u }),
+  ],
+] as const) {
+  const url = await fake.listen();
+  // The fake's audio is synthesized before measuring, so it answers in exactly its delay.
+  await fakeSpeech(SENTENCE, 24_000);
+  fake.behaviour.firstChunkDelayMs = PROVIDER_FIRST_CHUNK_MS;
+  fake.behaviour.chunkIntervalMs = 100; // real time, as a provider streams
+  try {
+    rows.push(await measure(engine, fake, env(url, fake.apiKey)));
+  } finally {
+    await fake.close();
+  }
+}
+
+const fmt = (xs: number[]) =>
+  `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
+console.log('\nspeak -> first audible audio at a WebRTC subscriber, per TTS engine');
+console.table(
+  Object.fromEntries(
+    rows.map((r) => [
+      r.engine,
+      {
+        'speak -> first audible audio': fmt(r.speakToAudio),
+        'provider first chunk': r.providerDelayMs ? `${r.providerDelayMs} ms (fake)` : '-',
+        'Visage overhead (minus provider)': r.providerDelayMs
+          ? fmt(r.speakToAudio.map((x) => x - r.providerDelayMs))
+          : fmt(r.speakToAudio),
+      },
+    ]),
+  ),
+);
+await livekit.close();
+await stopEspeakThread();
+await dispose();
+process.exit(0);

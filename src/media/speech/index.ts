@@ -1,0 +1,2 @@
+export { detectSpeech, type SpeechDetection } from './detectSpeech.js';
+export { SileroVad, SILERO_SAMPLE_RATE } from './sileroVad.js';

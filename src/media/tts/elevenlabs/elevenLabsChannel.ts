@@ -1,0 +1,200 @@
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import type { EspeakEngine } from '../espeakEngine.js';
+import { ChunkTimings } from '../providers/chunkTimings.js';
+import { MessageQueue } from '../providers/messageQueue.js';
+import { Pcm16Decoder } from '../providers/pcm16.js';
+import { providerReason } from '../providers/providerReason.js';
+import { connectProviderSocket } from '../providers/providerSocket.js';
+import { providerUrl } from '../providers/providerUrl.js';
+import { phonemize } from '../providers/wordPhonemes.js';
+import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
+import type { SpeechChannel, SpeechChunk, WordTiming } from '../ttsEngine.js';
+import type { ElevenLabsSettings } from './elevenLabsEngine.js';
+
+const SAMPLE_RATE = 24_000;
+
+/** A server message on stream-input (elevenlabs.io docs, text-to-speech WebSocket). */
+interface ElevenLabsMessage {
+  audio?: string | null;
+  isFinal?: boolean | null;
+  alignment?: { chars: string[]; charStartTimesMs: number[]; charDurationsMs: number[] } | null;
+  error?: string;
+  message?: string;
+}
+
+/** Builds words from character alignment that arrives message by message. */
+class WordAssembler {
+  private cursor = 0;
+  private current: WordTiming | undefined;
+
+  constructor(private readonly text: string) {}
+
+  /** Characters of one message, `baseMs` = where its audio starts; returns completed words. */
+  push(a: NonNullable<ElevenLabsMessage['alignment']>, baseMs: number): WordTiming[] {
+    const done: WordTiming[] = [];
+    a.chars.forEach((ch, i) => {
+      // The alignment follows the sent text character by character; resynchronise if not.
+      let at = this.text.startsWith(ch, this.cursor)
+        ? this.cursor
+        : this.text.indexOf(ch, this.cursor);
+      if (at < 0) at = this.cursor;
+      this.cursor = at + ch.length;
+      const startMs = baseMs + (a.charStartTimesMs[i] ?? 0);
+      const endMs = startMs + (a.charDurationsMs[i] ?? 0);
+      if (/\s/.test(ch)) {
+        if (this.current) done.push(this.current);
+        this.current = undefined;
+      } else if (this.current) {
+        this.current.text += ch;
+        this.current.charEnd = this.cursor;
+        this.current.endMs = endMs;
+      } else {
+        this.current = { text: ch, charStart: at, charEnd: this.cursor, startMs, endMs };
+      }
+    });
+    return done;
+  }
+
+  flush(): WordTiming[] {
+    const last = this.current;
+    this.current = undefined;
+    return last ? [last] : [];
+  }
+}
+
+/**
+ * One session's line to ElevenLabs. stream-input serves one generation per socket (the end of
+ * input closes it), so the channel always holds the next socket open and ready: an utterance
+ * takes it and a fresh one is opened behind it, so no sentence pays the connection. An interrupt
+ * closes the utterance's socket, which stops the generation.
+ */
+export class ElevenLabsChannel implements SpeechChannel {
+  private ready: Promise<WebSocket> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly settings: ElevenLabsSettings,
+    private readonly voiceId: string,
+    private readonly phonemizer: EspeakEngine,
+    private readonly log: Logger,
+  ) {
+    this.prepareNext();
+  }
+
+  async *speak(text: string, signal: AbortSignal): AsyncIterable<SpeechChunk> {
+    if (text.trim() === '') return;
+    const reading = phonemize(this.phonemizer, text);
+    reading.catch(() => undefined);
+    const ws = await this.take();
+    const queue = new MessageQueue<ElevenLabsMessage>();
+    ws.on('message', (data: WebSocket.RawData) => {
+      try {
+        queue.push(JSON.parse(data.toString()) as ElevenLabsMessage);
+      } catch {
+        this.log.warn('elevenlabs: a message that is not JSON was ignored');
+      }
+    });
+    ws.on('close', (code: number, reason: Buffer) => {
+      queue.fail(
+        // 1000/1006: the line went away (closed early, dropped); others carry a refusal.
+        code === 1000 || code === 1006
+          ? new TtsProviderUnavailableError('elevenlabs', `the socket closed (${code})`)
+          : new TtsProviderError(
+              'elevenlabs',
+              undefined,
+              `socket closed ${code}: ${providerReason(reason.toString())}`,
+            ),
+      );
+    });
+    const onAbort = () => ws.close(1000);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timings = new ChunkTimings(reading);
+    const words = new WordAssembler(text);
+    const pcm = new Pcm16Decoder();
+    try {
+      ws.send(JSON.stringify({ text: ' ' }));
+      ws.send(JSON.stringify({ text: `${text} `, flush: true }));
+      ws.send(JSON.stringify({ text: '' }));
+      for (;;) {
+        const msg = await queue.next(signal);
+        if (!msg) return;
+        if (msg.error !== undefined) {
+          throw new TtsProviderError(
+            'elevenlabs',
+            undefined,
+            providerReason(JSON.stringify({ message: msg.message ?? msg.error })),
+          );
+        }
+        if (msg.alignment) timings.addWords(words.push(msg.alignment, timings.emittedMs), true);
+        if (msg.audio) {
+          const samples = pcm.decode(msg.audio);
+          if (samples.length > 0) yield timings.chunk(samples, SAMPLE_RATE);
+        }
+        if (msg.isFinal === true) {
+          timings.addWords(words.flush(), true);
+          const last = await timings.finish(SAMPLE_RATE);
+          if (last && !signal.aborted) yield last;
+          return;
+        }
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      ws.removeAllListeners('message');
+      ws.removeAllListeners('close');
+      ws.on('error', () => undefined);
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close();
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    void this.ready?.then(
+      (ws) => ws.close(),
+      () => undefined,
+    );
+    this.ready = undefined;
+  }
+
+  /** The ready socket (or a new one if it dropped), with the next one opening behind it. */
+  private async take(): Promise<WebSocket> {
+    const pending = this.ready ?? this.open();
+    this.ready = undefined;
+    let ws = await pending;
+    if (ws.readyState !== WebSocket.OPEN) ws = await this.open();
+    this.prepareNext();
+    return ws;
+  }
+
+  private prepareNext(): void {
+    if (this.closed) return;
+    const next = this.open();
+    this.ready = next;
+    next.catch((err: unknown) => {
+      if (this.ready === next) this.ready = undefined;
+      this.log.warn(
+        { err: String(err) },
+        'elevenlabs: could not open the next socket (retried on speak)',
+      );
+    });
+  }
+
+  private async open(): Promise<WebSocket> {
+    const url = providerUrl(
+      this.settings.baseUrl,
+      `/v1/text-to-speech/${encodeURIComponent(this.voiceId)}/stream-input`,
+      {
+        socket: true,
+        query: {
+          model_id: this.settings.modelId,
+          output_format: `pcm_${SAMPLE_RATE}`,
+          sync_alignment: 'true',
+          inactivity_timeout: '180',
+        },
+      },
+    );
+    const ws = await connectProviderSocket('elevenlabs', url, this.settings.headers);
+    ws.on('error', () => undefined);
+    return ws;
+  }
+}

@@ -1,0 +1,6 @@
+export {
+  AudioWorkerPool,
+  audioWorkerPool,
+  speechWorkerPool,
+  type AudioWorkerPoolOptions,
+} from './audioWorkerPool.js';

