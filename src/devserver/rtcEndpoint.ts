@@ -19,7 +19,7 @@ import type { Room } from './room.js';
 import { RoomRegistry } from './roomRegistry.js';
 import { handleSignalRequest } from './signalHandler.js';
 import { SignalSession } from './signalSession.js';
-import { detachedSignal } from './signalSink.js';
+import { HeldSignal } from './signalSink.js';
 
 // How long a participant whose signal connection dropped (without a leave) is kept: long enough
 // for its SDK to resume it (or to replace it by a full reconnect), short enough that a vanished
@@ -150,6 +150,7 @@ export class RtcEndpoint {
     }
     participant.log.info('signal connection resumed');
     const previous = participant.signal;
+    const held = previous instanceof HeldSignal ? previous.take() : [];
     const session = new SignalSession(ws, participant.log);
     participant.signal = session;
     participant.signalLostAt = undefined;
@@ -162,6 +163,8 @@ export class RtcEndpoint {
         clientConfiguration: room.clientConfiguration(),
       }),
     });
+    // What the server sent while the signal was lost (ICE candidates above all) follows.
+    for (const message of held) session.send(message);
     room.resync(participant);
   }
 
@@ -202,7 +205,7 @@ export class RtcEndpoint {
     if (room.participant(participant.identity) !== participant) return;
     if (participant.signal !== session) return;
     participant.log.info('signal connection lost');
-    participant.signal = detachedSignal;
+    participant.signal = new HeldSignal();
     const lostAt = Date.now();
     participant.signalLostAt = lostAt;
     setTimeout(() => {

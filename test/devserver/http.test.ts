@@ -5,6 +5,7 @@ import {
   Ping,
   SignalRequest,
   SignalResponse,
+  TrickleRequest,
 } from '@livekit/protocol';
 import type { RoomOrigin } from '../../src/devserver/index.js';
 // The token carries livekit-server-sdk's own protocol copy; the server reads it as JSON.
@@ -45,6 +46,17 @@ function upgradeStatus(url: string, headers: Record<string, string> = {}) {
       ws.on('error', () => undefined);
     },
   );
+}
+
+/** The first message of `kind` received on a raw signal connection (5 s at most). */
+async function waitForMessage(messages: SignalResponse[], kind: SignalResponse['message']['case']) {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const found = messages.find((m) => m.message.case === kind);
+    if (found) return found.message.value;
+    if (Date.now() > deadline) throw new Error(`no ${kind}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describe('dev server HTTP endpoints and signalling', () => {
@@ -160,15 +172,7 @@ describe('dev server HTTP endpoints and signalling', () => {
       `ws://${base}/rtc?access_token=${await joinToken('ping-room', 'pinger')}&auto_subscribe=1`,
     );
     expect(status).toBe(101);
-    const waitFor = async (kind: SignalResponse['message']['case']) => {
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const found = messages.find((m) => m.message.case === kind);
-        if (found) return found.message.value;
-        if (Date.now() > deadline) throw new Error(`no ${kind}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
+    const waitFor = (kind: SignalResponse['message']['case']) => waitForMessage(messages, kind);
     const join = (await waitFor('join')) as JoinResponse;
     expect(join.pingInterval).toBeGreaterThan(0);
     expect(join.pingTimeout).toBeGreaterThan(join.pingInterval);
@@ -193,6 +197,39 @@ describe('dev server HTTP endpoints and signalling', () => {
     ws!.send(new SignalRequest({ message: { case: 'leave', value: {} as never } }).toBinary());
     await new Promise<void>((resolve) => ws!.on('close', () => resolve()));
     expect(server.rooms.get('ping-room')?.participant('pinger')).toBeUndefined();
+  });
+
+  it('keeps what it sends while a signal is lost and delivers it to the resumed connection', async () => {
+    // An ICE candidate gathered while the SDK's signal is down must reach it after the resume,
+    // or a peer connection still connecting when the signal dropped never connects.
+    const token = await joinToken('held-room', 'holder');
+    const first = await upgradeStatus(`ws://${base}/rtc?access_token=${token}`);
+    const join = (await waitForMessage(first.messages, 'join')) as JoinResponse;
+    const sid = join.participant!.sid;
+    expect(server.dropSignal('held-room', 'holder')).toBe(true);
+    const holder = server.rooms.get('held-room')!.participant('holder')!;
+    const deadline = Date.now() + 5_000;
+    while (holder.signalLostAt === undefined && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(holder.signalLostAt).toBeDefined();
+    const candidateInit = JSON.stringify({ candidate: 'candidate:1 1 udp 1 10.0.0.1 9 typ host' });
+    holder.send({ case: 'trickle', value: new TrickleRequest({ candidateInit, target: 1 }) });
+
+    const resumed = await upgradeStatus(
+      `ws://${base}/rtc?access_token=${token}&reconnect=1&sid=${sid}`,
+    );
+    expect(resumed.status).toBe(101);
+    try {
+      await waitForMessage(resumed.messages, 'trickle');
+      const kinds = resumed.messages.map((m) => m.message.case);
+      expect(kinds.indexOf('reconnect')).toBeLessThan(kinds.indexOf('trickle'));
+      const trickle = (await waitForMessage(resumed.messages, 'trickle')) as TrickleRequest;
+      expect(trickle.candidateInit).toBe(candidateInit);
+      expect(server.rooms.get('held-room')?.participant('holder')?.sid).toBe(sid);
+    } finally {
+      resumed.ws?.close();
+    }
   });
 
   it('creates a room on first join with the room configuration in the token (dispatch hook)', async () => {
