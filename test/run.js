@@ -48,6 +48,9 @@ function printSummary() {
   try {
     const r = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
     const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    if (r.numFailedTests > 0) {
+      console.log('\nLogs of the servers the tests started (one file per test file): .tmp/logs/');
+    }
     console.log(
       `\nTests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`,
     );
@@ -72,6 +75,7 @@ function runVitest(prefix, env) {
 }
 
 rmSync(RESULTS_FILE, { force: true });
+rmSync('.tmp/logs', { recursive: true, force: true });
 step('format', 'npx', ['prettier', '--check', '.']);
 step('lint', 'npx', ['eslint', '.']);
 step('typecheck', 'npx', ['tsc', '--noEmit']);

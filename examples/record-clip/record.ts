@@ -21,6 +21,10 @@ import {
 import { VisageClient } from '../../src/client/index.js';
 import { encodeWav } from '../../src/media/audio/index.js';
 import { i420ToPng } from '../../src/media/render/index.js';
+import { applyRtcNodeLogLevel } from '../../src/rtcNodeLog.js';
+
+// rtc-node's debug lines stay out of the output (VISAGE_RTC_LOG_LEVEL=debug brings them back).
+applyRtcNodeLogLevel();
 
 const { values, positionals } = parseArgs({
   options: {

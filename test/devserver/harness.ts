@@ -17,7 +17,7 @@ import {
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { AccessToken, type VideoGrant } from 'livekit-server-sdk';
-import { pino } from 'pino';
+import { testLogger } from '../support/testLog.js';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 
 export const API_KEY = 'devkey';
@@ -30,7 +30,7 @@ export async function startTestServer(address: string): Promise<DevServer> {
     nodeIp: address,
     keys: { [API_KEY]: API_SECRET },
     emptyRoomTimeoutMs: 2_000,
-    logger: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' }),
+    logger: testLogger(),
   });
 }
 

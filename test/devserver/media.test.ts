@@ -9,7 +9,7 @@ import {
 } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { pino } from 'pino';
+import { testLogger } from '../support/testLog.js';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
 import {
@@ -69,7 +69,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       nodeIp: address,
       keys: { [API_KEY]: API_SECRET },
       udpPortRange: [41000, 41100],
-      logger: pino({ level: 'warn' }),
+      logger: testLogger(),
     });
     const client = await connect(ranged, 'range-room', 'alice');
     try {

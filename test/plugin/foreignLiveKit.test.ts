@@ -4,7 +4,7 @@
 import { dispose, Room } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { tokenize } from '@livekit/agents';
-import pino from 'pino';
+import { testLogger } from '../support/testLog.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { AvatarSession } from '../../src/index.js';
@@ -30,7 +30,7 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
       host: address,
       nodeIp: address,
       keys: { [AGENT_KEY]: AGENT_SECRET },
-      logger: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' }),
+      logger: testLogger(),
     });
     expect(theirs.url).not.toBe(stack.livekit.url);
   }, 60_000);

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import pino from 'pino';
+import { testLogger } from '../support/testLog.js';
 import { ID_PREFIXES, newSecretKey } from '../../src/api/index.js';
 import { DEFAULT_LIMITS, type Limits, type ServerConfig } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
@@ -77,7 +77,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       ...opts.config,
     },
     {
-      log: pino({ level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'silent' }),
+      log: testLogger(),
       media: new DetachedMediaCore(),
       ...opts.start,
     },

@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { testLogger } from '../../support/testLog.js';
 import {
   startDevServer,
   type DevServer,
@@ -52,15 +52,7 @@ export async function startMediaStack(
   } = {},
 ): Promise<MediaStack> {
   const logs: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'warn' },
-    {
-      write: (line: string) => {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-        process.stdout.write(line);
-      },
-    },
-  );
+  const log = testLogger((line) => logs.push(line));
   const apiKey = 'devkey';
   const apiSecret = `secret-${Math.random().toString(36).slice(2)}-for-tests`;
   const livekit = await startDevServer({
