@@ -2,11 +2,8 @@
 // registers with the embedded LiveKit server, is dispatched when a user joins a room, starts the
 // Visage avatar in that room and answers through an OpenAI-compatible endpoint (a scripted one
 // here). The user types (lk.chat text stream) and hears the avatar; leaving ends the session.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
@@ -14,9 +11,9 @@ import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { until } from './agentHarness.js';
+import { startAgentWorker, type AgentWorkerProcess } from './agentWorkerProcess.js';
 import { Frontend } from './frontend.js';
 
-const WORKER = fileURLToPath(new URL('../../examples/agent-worker/agent.ts', import.meta.url));
 const GREETING = 'Hello! I am your Visage avatar.';
 const ANSWER = 'Two plus two is four.';
 
@@ -66,49 +63,25 @@ describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
   let livekit: DevServer;
   let visage: TestServer;
   let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
-  let worker: ChildProcess;
-  const output: string[] = [];
+  let worker: AgentWorkerProcess;
 
   beforeAll(async () => {
     stack = await startMediaStack(address);
     ({ livekit, visage } = stack);
     openai = await startFakeOpenAI(address);
-    worker = spawn(process.execPath, ['--import', 'tsx', WORKER, 'dev'], {
-      env: {
-        ...process.env,
-        LIVEKIT_URL: livekit.url,
-        LIVEKIT_API_KEY: 'devkey',
-        LIVEKIT_API_SECRET: stack.apiSecret,
-        VISAGE_API_KEY: visage.secret,
-        VISAGE_API_URL: visage.url,
-        OPENAI_BASE_URL: openai.url,
-        OPENAI_API_KEY: 'test',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so that its job and inference processes go with it.
-      detached: true,
+    worker = startAgentWorker({
+      LIVEKIT_URL: livekit.url,
+      LIVEKIT_API_KEY: 'devkey',
+      LIVEKIT_API_SECRET: stack.apiSecret,
+      VISAGE_API_KEY: visage.secret,
+      VISAGE_API_URL: visage.url,
+      OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: 'test',
     });
-    const keep = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (output.length > 400) output.shift();
-    };
-    worker.stdout!.on('data', keep);
-    worker.stderr!.on('data', keep);
   }, 90_000);
 
   afterAll(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = once(worker, 'exit');
-      worker.kill('SIGTERM');
-      const timer = setTimeout(() => process.kill(-worker.pid!, 'SIGKILL'), 8_000);
-      await exited;
-      clearTimeout(timer);
-      try {
-        process.kill(-worker.pid!, 'SIGKILL');
-      } catch {
-        // nothing left
-      }
-    }
+    await worker?.stop();
     openai?.server.close();
     await stack?.close();
   });
@@ -124,10 +97,10 @@ describeWebRtc('examples/agent-worker with a real agents worker', (address) => {
     });
     try {
       // Joining creates the room, which dispatches the (unnamed) worker's agent into it.
-      await until(() => output.join('').includes('registered worker'), 90_000, 'the worker');
+      await worker.registered();
       await user.join(livekit.url, await token.toJwt());
       await user.waitForTracks(60_000).catch((err: unknown) => {
-        throw new Error(`${String(err)}\n--- worker output ---\n${output.join('').slice(-4000)}`);
+        throw new Error(`${String(err)}\n--- worker output ---\n${worker.output().slice(-4000)}`);
       });
       const avatar = [...user.room.remoteParticipants.values()].find((p) =>
         p.identity.startsWith('visage-avatar-'),
