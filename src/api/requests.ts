@@ -57,6 +57,10 @@ export const createSessionRequestSchema = z
     transport: z.literal('livekit').optional(),
     room_name: livekitName.optional(),
     publish_on_behalf: livekitName.optional(),
+    agent_identity: livekitName.optional().meta({
+      description:
+        "The avatar's participant identity in the room (default `avatar_` + random). Not with `livekit`: the token names it.",
+    }),
     idle_timeout_seconds: z.number().int().min(5).max(86_400).optional(),
     livekit: callerLiveKitSchema.optional(),
   })

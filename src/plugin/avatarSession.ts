@@ -141,27 +141,35 @@ export class AvatarSession extends voice.AvatarSession {
     this.#roomName = roomName;
     const { livekitUrl, livekitApiKey, livekitApiSecret } = this.#livekit;
     let session: Session;
+    const identity = this.#o.avatarParticipantIdentity ?? `visage-avatar-${randomSuffix()}`;
+    const onAgentLiveKit = Boolean(livekitUrl && livekitApiKey && livekitApiSecret);
     if (this.#o.sessionId) {
       session = await this.#attach(this.#o.sessionId, roomName);
       // The base class registers the shutdown callback and times the avatar's join; the
       // identity is known here, so it waits for the right participant.
       await super.start(agentSession, room);
     } else if (livekitUrl && livekitApiKey && livekitApiSecret) {
-      this.#identity = this.#o.avatarParticipantIdentity ?? `visage-avatar-${randomSuffix()}`;
+      this.#identity = identity;
       const token = await mintAvatarJoinToken({
         apiKey: livekitApiKey,
         apiSecret: livekitApiSecret,
         roomName,
-        identity: this.#identity,
+        identity,
         publishOnBehalf: localIdentity,
       });
       // Before creating: the join metric is timed from here, the real start.
       await super.start(agentSession, room);
       session = await this.#create({ livekit: { url: livekitUrl, token } });
     } else {
-      session = await this.#create({ room_name: roomName, publish_on_behalf: localIdentity });
-      this.#checkAssignedIdentity(session);
+      // Visage's own LiveKit: the avatar gets the identity named here, so the base class waits
+      // for the right participant and times its join from the real start.
+      this.#identity = identity;
       await super.start(agentSession, room);
+      session = await this.#create({
+        room_name: roomName,
+        publish_on_behalf: localIdentity,
+        agent_identity: identity,
+      });
     }
     this.#session = session;
     const log = pluginLog().child({ session_id: session.session_id });
@@ -202,7 +210,7 @@ export class AvatarSession extends voice.AvatarSession {
         mode: this.#o.mode,
         room: roomName,
         avatar_identity: session.agent_identity,
-        livekit: this.#identity ? 'agent' : 'visage',
+        livekit: onAgentLiveKit && !this.#o.sessionId ? 'agent' : 'visage',
       },
       'Visage avatar started',
     );
@@ -213,7 +221,7 @@ export class AvatarSession extends voice.AvatarSession {
   async #create(
     where:
       | Pick<CreateSessionRequest, 'livekit'>
-      | Pick<CreateSessionRequest, 'room_name' | 'publish_on_behalf'>,
+      | Pick<CreateSessionRequest, 'room_name' | 'publish_on_behalf' | 'agent_identity'>,
   ): Promise<Session> {
     const request: CreateSessionRequest = {
       avatar_id: this.#o.avatarId!,

@@ -83,6 +83,13 @@ export class SessionManager {
         param: 'avatar_id',
       });
     }
+    if (req.agent_identity !== undefined && req.agent_identity === req.publish_on_behalf) {
+      throw new ApiError(
+        'validation_failed',
+        "`agent_identity` must differ from `publish_on_behalf`: the avatar would take the agent's place in the room.",
+        { param: 'agent_identity' },
+      );
+    }
     const voiceId = req.voice_id ?? avatar.defaultVoice.voiceId;
     const voice = await this.resolveVoice(key, voiceId);
     const caller = req.livekit ? await this.resolveCallerLiveKit(req) : null;
@@ -103,7 +110,7 @@ export class SessionManager {
           livekitUrl: caller?.url ?? this.o.livekit.url,
           // Visage's own room names are random: knowing a session id gives no way into its room.
           roomName: caller?.roomName ?? req.room_name ?? `visage_${randomBase62(24)}`,
-          agentIdentity: caller?.identity ?? `avatar_${body}`,
+          agentIdentity: caller?.identity ?? req.agent_identity ?? `avatar_${body}`,
           publishOnBehalf: caller ? caller.publishOnBehalf : (req.publish_on_behalf ?? null),
           idleTimeoutSeconds,
           maxDurationSeconds: this.o.limits.maxDurationSeconds,
@@ -371,11 +378,12 @@ export class SessionManager {
    * beside it, and `publish_on_behalf` must agree with the token's attribute when both are set.
    */
   private async resolveCallerLiveKit(req: CreateSessionRequest): Promise<ResolvedCallerLiveKit> {
-    if (req.room_name !== undefined) {
+    for (const param of ['room_name', 'agent_identity'] as const) {
+      if (req[param] === undefined) continue;
       throw new ApiError(
         'validation_failed',
-        '`room_name` comes from `livekit.token`; leave it out when `livekit` is given.',
-        { param: 'room_name' },
+        `\`${param}\` comes from \`livekit.token\`; leave it out when \`livekit\` is given.`,
+        { param },
       );
     }
     const caller = await resolveCallerLiveKit(req.livekit!, {

@@ -55,6 +55,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       room: Room;
       frontend: Frontend;
       metrics: Array<Record<string, unknown>>;
+      startedAt: number;
     }
   > {
     const token = new AccessToken('devkey', stack.apiSecret, { identity: `agent-${roomName}` });
@@ -80,6 +81,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     const metrics: Array<Record<string, unknown>> = [];
     avatar.on('metrics_collected', (m) => metrics.push({ ...m }));
     cleanups.push(() => sut.close());
+    const startedAt = Date.now();
     await avatar.start(sut.session, room, { livekitUrl: livekit.url });
     await avatar.waitForJoin({ timeout: 60_000 });
     // Without roomIO the session runs roomless (text input only); with it, as in production.
@@ -102,7 +104,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     await frontend.join(livekit.url, user);
     // Generous: on a loaded machine joining and the first frames can take tens of seconds.
     await frontend.waitForTracks(60_000);
-    return { ...sut, avatar, room, frontend, metrics };
+    return { ...sut, avatar, room, frontend, metrics, startedAt };
   }
 
   it('speaks a reply in the agent room: ordered finals, speaking until the audio ends, one message', async () => {
@@ -131,6 +133,8 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     // The base class's avatar metrics: the join (waitForJoin) and the playback latency.
     const joined = s.metrics.find((m) => m.avatarJoinedAt !== undefined);
     expect(joined).toMatchObject({ type: 'avatar_metrics', metadata: { modelProvider: 'visage' } });
+    // Timed from the real start: the identity was named before the session was created.
+    expect(Number(joined!.sessionStartedAt)).toBeLessThanOrEqual(s.startedAt + 50);
     const latency = s.metrics.find((m) => m.playbackLatencyMs !== undefined);
     expect(latency?.playbackLatencyMs).toBeGreaterThan(0);
     expect(latency?.playbackLatencyMs).toBeLessThan(2_000);

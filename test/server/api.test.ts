@@ -423,6 +423,29 @@ describe('sessions', () => {
     await server.call('DELETE', `/v1/sessions/${body.session_id}`);
   });
 
+  it("gives the avatar the agent_identity the caller names, never the agent's own", async () => {
+    const { res, body } = await createSession({
+      room_name: 'agent-room-2',
+      publish_on_behalf: 'agent-2',
+      agent_identity: 'visage-avatar-2',
+    });
+    expect(res.status).toBe(201);
+    expect(body.agent_identity).toBe('visage-avatar-2');
+    await server.call('DELETE', `/v1/sessions/${body.session_id}`);
+    const same = await createSession({
+      room_name: 'agent-room-2',
+      publish_on_behalf: 'agent-2',
+      agent_identity: 'agent-2',
+    });
+    await expectError(same.res, 400, 'validation_failed');
+    expect((same.body.error as { param?: string }).param).toBe('agent_identity');
+    await expectError(
+      (await createSession({ agent_identity: 'bad name' })).res,
+      400,
+      'validation_failed',
+    );
+  });
+
   it('answers unknown avatars and voices with 404', async () => {
     await expectError(
       (await createSession({ avatar_id: 'avt_nope' })).res,

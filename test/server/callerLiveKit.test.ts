@@ -185,6 +185,12 @@ describe('a LiveKit the caller brings (livekit: { url, token })', () => {
       'validation_failed',
       'room_name',
     );
+    await expectRefused(
+      await create({ url: LIVEKIT_FOR_TESTS.url, token }, { agent_identity: 'someone' }),
+      400,
+      'validation_failed',
+      'agent_identity',
+    );
     await expectRefused(await create({ url: LIVEKIT_FOR_TESTS.url }), 400, 'validation_failed');
   });
 
