@@ -1,15 +1,19 @@
 import { Hono, type Context } from 'hono';
-import { ENDPOINTS, HEADERS, ID_PREFIXES, newId, type EndpointSpec } from '../api/index.js';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import { requestId } from 'hono/request-id';
+import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../api/index.js';
 import { ApiError } from './apiError.js';
 import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
 import { authenticate } from './http/authenticate.js';
+import { mountBodyLimits } from './http/bodyLimits.js';
+import { errorResponse } from './http/errorResponse.js';
 import { RateLimiter } from './http/rateLimiter.js';
 import { mountCatalogueRoutes } from './routes/catalogue.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
 import { mountFileRoutes } from './routes/files.js';
 import { mountMetaRoutes } from './routes/meta.js';
 import { mountPathIdChecks } from './routes/pathIds.js';
-import { honoPath, mountSessionRoutes, setConcurrencyHeaders } from './routes/sessions.js';
+import { mountSessionRoutes, setConcurrencyHeaders } from './routes/sessions.js';
 import { mountVoiceRoutes } from './routes/voices.js';
 
 export type { AppDeps } from './routes/context.js';
@@ -24,14 +28,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const limiter = new RateLimiter(deps.limits.requestsPerSecond, deps.limits.requestBurst);
 
+  // Our own `req_` ids only: a caller's X-Request-Id is not taken over (headerName ''), so the
+  // header is set below, on every answer, errors included.
+  app.use(requestId({ headerName: '', generator: () => newId(ID_PREFIXES.request) }));
   app.use(async (c, next) => {
-    const requestId = newId(ID_PREFIXES.request);
-    const log = deps.log.child({ request_id: requestId });
-    c.set('requestId', requestId);
+    const log = deps.log.child({ request_id: c.get('requestId') });
     c.set('log', log);
     const started = performance.now();
     await next();
-    c.res.headers.set(HEADERS.requestId, requestId);
+    c.res.headers.set(HEADERS.requestId, c.get('requestId'));
     log.info(
       {
         method: c.req.method,
@@ -56,16 +61,33 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return next();
   });
 
+  // A known path with another method: 405 with `Allow` (hono's), in the error envelope.
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) => {
+        const allowed = methods.filter((m) => m !== 'HEAD');
+        return errorResponse(
+          c,
+          new ApiError(
+            'method_not_allowed',
+            `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(' or ')}.`,
+            { headers: { allow: methods.join(', ') } },
+          ),
+        );
+      },
+    }),
+  );
   app.use('/v1/sessions', (c, next) => withConcurrencyHeaders(c, next, deps));
   app.use('/v1/sessions/*', (c, next) => withConcurrencyHeaders(c, next, deps));
 
   mountPathIdChecks(app);
+  mountBodyLimits(app, deps.limits);
   mountMetaRoutes(app, deps);
   mountFileRoutes(app, deps);
   mountVoiceRoutes(app, deps);
   mountCatalogueRoutes(app);
   mountSessionRoutes(app, deps);
-  mountMethodNotAllowed(app);
 
   app.notFound((c) =>
     errorResponse(c, new ApiError('route_not_found', `No route ${c.req.method} ${c.req.path}.`)),
@@ -99,40 +121,4 @@ async function withConcurrencyHeaders(
 ) {
   await next();
   await setConcurrencyHeaders(c, deps);
-}
-
-/** Known paths with an unsupported method answer 405 with `Allow`, not 404. */
-function mountMethodNotAllowed(app: Hono<AppEnv>): void {
-  const methods = new Map<string, string[]>();
-  for (const ep of Object.values(ENDPOINTS) as EndpointSpec[]) {
-    const path = honoPath(ep.path);
-    methods.set(path, [...(methods.get(path) ?? []), ep.method]);
-  }
-  for (const [path, allowed] of methods) {
-    app.all(path, (c) => {
-      throw new ApiError(
-        'method_not_allowed',
-        `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(' or ')}.`,
-        { headers: { allow: allowed.join(', ') } },
-      );
-    });
-  }
-}
-
-function errorResponse(c: Context<AppEnv>, err: ApiError): Response {
-  const requestId = c.get('requestId');
-  const body = {
-    error: {
-      type: err.type,
-      code: err.code,
-      message: err.message,
-      request_id: requestId,
-      ...(err.options.param ? { param: err.options.param } : {}),
-    },
-  };
-  const res = c.json(body, err.status as 400);
-  for (const [name, value] of Object.entries(err.options.headers ?? {})) {
-    res.headers.set(name, value);
-  }
-  return res;
 }

@@ -89,7 +89,7 @@ describe('meta', () => {
   it('answers unknown routes with 404 route_not_found and wrong methods with 405 + Allow', async () => {
     await expectError(await server.call('GET', '/v1/nope'), 404, 'route_not_found', 'not_found');
     const res = await server.call('PUT', '/v1/sessions');
-    expect(res.headers.get('allow')).toBe('POST, GET');
+    expect(res.headers.get('allow')).toBe('POST, GET, HEAD');
     await expectError(res, 405, 'method_not_allowed');
   });
 });

@@ -26,7 +26,6 @@ import {
   type SynthesisOptions,
   type SynthesisResult,
   type TtsEngine,
-  type TtsEngineCapabilities,
   type VoiceSource,
 } from './ttsEngine.js';
 
@@ -123,7 +122,6 @@ export interface EspeakEngineOptions {
  */
 export class EspeakEngine implements TtsEngine {
   readonly id = 'espeak';
-  readonly capabilities: TtsEngineCapabilities = { cloning: false };
   readonly thread: 'worker' | 'inline';
 
   constructor(opts: EspeakEngineOptions = {}) {

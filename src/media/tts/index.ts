@@ -43,7 +43,6 @@ export {
   type SynthesisOptions,
   type SynthesisResult,
   type TtsEngine,
-  type TtsEngineCapabilities,
   type TtsEngineId,
   type VoiceSource,
   type WordTiming,

@@ -50,11 +50,6 @@ export interface SynthesisOptions {
   signal?: AbortSignal;
 }
 
-export interface TtsEngineCapabilities {
-  /** True when the engine reproduces a speaker's identity from a clip (hosted cloning). */
-  cloning: boolean;
-}
-
 /** The reference clip a voice is made from, as uploaded and decoded. */
 export interface ReferenceClip {
   /** The file as uploaded (what cloning providers receive). */
@@ -106,7 +101,6 @@ export class VoiceUnavailableError extends Error {
  */
 export interface TtsEngine {
   readonly id: TtsEngineId;
-  readonly capabilities: TtsEngineCapabilities;
   /**
    * Make this engine's voice from a reference clip; the JSON result is stored with the voice.
    * Provider engines throw TtsProviderError / TtsProviderUnavailableError.

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
-import { readBody } from './readBody.js';
 
 /** Turns the first zod issue into the API's error: unknown fields get their own code. */
 export function validationError(error: z.ZodError, where: 'body' | 'query'): ApiError {
@@ -41,14 +40,16 @@ export function isJsonType(contentType: string | null | undefined): boolean {
   return t === 'application/json' || t.endsWith('+json');
 }
 
-/** Parses a JSON body strictly: JSON content type, well-formed JSON, then the schema. */
+/**
+ * Parses a JSON body strictly: JSON content type, well-formed JSON, then the schema. The body's
+ * size is bounded before this reads it (bodyLimits.ts).
+ */
 export async function parseJsonBody<S extends z.ZodType>(
   req: Request,
   schema: S,
-  limit: number,
   options: { optional?: boolean } = {},
 ): Promise<z.output<S>> {
-  const bytes = await readBody(req, limit);
+  const bytes = new Uint8Array(await req.arrayBuffer());
   if (bytes.byteLength === 0 && options.optional) return parseWith(schema, {}, 'body');
   if (!isJsonType(req.headers.get('content-type'))) {
     throw new ApiError(

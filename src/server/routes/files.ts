@@ -2,15 +2,13 @@ import type { Hono } from 'hono';
 import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
 import { hasIdFormat } from '../http/pathId.js';
-import { readBody } from '../http/readBody.js';
 import { mediaType, parseWith } from '../http/validation.js';
 import { checkClipLength, contentTypeOf, decodeOrReject } from '../voiceClip.js';
 import { fileToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { honoPath } from './sessions.js';
+import { honoPath } from '../http/honoPath.js';
 
 /** Multipart framing around the clip: boundaries and part headers stay well under this. */
-const MULTIPART_OVERHEAD = 64 * 1024;
 
 export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(ENDPOINTS.uploadFile.path, async (c) => {
@@ -21,11 +19,7 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
         'Upload the clip as multipart/form-data with a part named `file`.',
       );
     }
-    const raw = await readBody(
-      c.req.raw,
-      deps.limits.fileBytes + MULTIPART_OVERHEAD,
-      'file_too_large',
-    );
+    const raw = new Uint8Array(await c.req.raw.arrayBuffer());
     let form: FormData;
     try {
       form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), {

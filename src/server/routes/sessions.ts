@@ -13,20 +13,19 @@ import {
   waitingStateRequestSchema,
 } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
-import { readBody } from '../http/readBody.js';
+import { honoPath } from '../http/honoPath.js';
 import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
 import { decodeOrReject } from '../voiceClip.js';
 import { sessionToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
 
 /** Hono's path syntax for a row of the endpoint table. */
-export const honoPath = (path: string) => path.replace('{id}', ':id');
 
 export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   const { sessions, limits } = deps;
 
   app.post(ENDPOINTS.createSession.path, async (c) => {
-    const req = await parseJsonBody(c.req.raw, createSessionRequestSchema, limits.jsonBodyBytes);
+    const req = await parseJsonBody(c.req.raw, createSessionRequestSchema);
     const created = await sessions.create(c.get('key'), req);
     const token = created.participantToken;
     return c.json(
@@ -57,7 +56,7 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   );
 
   app.post(honoPath(ENDPOINTS.speak.path), async (c) => {
-    const req = await parseJsonBody(c.req.raw, speakRequestSchema, limits.jsonBodyBytes);
+    const req = await parseJsonBody(c.req.raw, speakRequestSchema);
     if ([...req.text].length > limits.speakTextChars) {
       throw new ApiError(
         'text_too_long',
@@ -79,14 +78,14 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   });
 
   app.post(honoPath(ENDPOINTS.interrupt.path), async (c) => {
-    await parseJsonBody(c.req.raw, interruptRequestSchema, limits.jsonBodyBytes, {
+    await parseJsonBody(c.req.raw, interruptRequestSchema, {
       optional: true,
     });
     return c.json(await sessions.interrupt(c.get('key'), c.req.param('id')!));
   });
 
   app.post(honoPath(ENDPOINTS.waitingState.path), async (c) => {
-    const req = await parseJsonBody(c.req.raw, waitingStateRequestSchema, limits.jsonBodyBytes);
+    const req = await parseJsonBody(c.req.raw, waitingStateRequestSchema);
     const record = await sessions.setWaiting(c.get('key'), c.req.param('id')!, req.waiting);
     return c.json(sessionToWire(record));
   });
@@ -119,7 +118,7 @@ function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
     let bytes: Uint8Array;
     let declared: string | undefined = contentType;
     if (isJsonType(contentType)) {
-      const req = await parseJsonBody(c.req.raw, audioFileRequestSchema, deps.limits.jsonBodyBytes);
+      const req = await parseJsonBody(c.req.raw, audioFileRequestSchema);
       const file = await deps.store.getFile(c.get('key').id, req.file_id);
       if (!file) {
         throw new ApiError('file_not_found', `No file \`${req.file_id}\`.`, { param: 'file_id' });
@@ -127,7 +126,7 @@ function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
       bytes = await deps.files.get(file.id);
       declared = undefined;
     } else {
-      bytes = await readBody(c.req.raw, deps.limits.fileBytes, 'body_too_large');
+      bytes = new Uint8Array(await c.req.raw.arrayBuffer());
     }
     const audio = await decodeOrReject(bytes, declared, deps.limits.audioPayloadMs);
     if (audio.durationMs > deps.limits.audioPayloadMs) {

@@ -14,11 +14,11 @@ import { AudioDecodeError } from '../../media/audio/index.js';
 import { checkClipLength, decodeOrReject, requireSpeech } from '../voiceClip.js';
 import { stockVoiceToWire, voiceToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { honoPath } from './sessions.js';
+import { honoPath } from '../http/honoPath.js';
 
 export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(ENDPOINTS.createVoice.path, async (c) => {
-    const req = await parseJsonBody(c.req.raw, createVoiceRequestSchema, deps.limits.jsonBodyBytes);
+    const req = await parseJsonBody(c.req.raw, createVoiceRequestSchema);
     if ((req.file_id === undefined) === (req.url === undefined)) {
       throw new ApiError(
         'invalid_voice_source',

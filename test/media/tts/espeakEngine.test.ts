@@ -238,7 +238,7 @@ describe('createTtsEngine / TtsEngines', () => {
     expect(() => createTtsEngine('cartesia', { CARTESIA_API_KEY: ' ' })).toThrow(
       /CARTESIA_API_KEY is not set/,
     );
-    expect(createTtsEngine('cartesia', { CARTESIA_API_KEY: 'k' }).capabilities.cloning).toBe(true);
+    expect(createTtsEngine('cartesia', { CARTESIA_API_KEY: 'k' }).id).toBe('cartesia');
     expect(() => new TtsEngines({ VISAGE_TTS_ENGINE: 'nonsense' })).toThrow(UnknownTtsEngineError);
   });
 });

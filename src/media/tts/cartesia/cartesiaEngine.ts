@@ -4,13 +4,7 @@ import { providerRequest } from '../providers/providerRequest.js';
 import { providerUrl } from '../providers/providerUrl.js';
 import { providerVoice, providerVoiceId } from '../providers/providerVoice.js';
 import { TtsProviderError } from '../ttsProviderError.js';
-import type {
-  EngineVoiceRef,
-  SpeechChannel,
-  TtsEngine,
-  TtsEngineCapabilities,
-  VoiceSource,
-} from '../ttsEngine.js';
+import type { EngineVoiceRef, SpeechChannel, TtsEngine, VoiceSource } from '../ttsEngine.js';
 import { CartesiaChannel } from './cartesiaChannel.js';
 
 export const CARTESIA_DEFAULT_BASE_URL = 'https://api.cartesia.ai';
@@ -39,7 +33,6 @@ export interface CartesiaSettings {
  */
 export class CartesiaEngine implements TtsEngine {
   readonly id = 'cartesia';
-  readonly capabilities: TtsEngineCapabilities = { cloning: true };
   private readonly settings: CartesiaSettings;
   /** Phonemizes timed words when a model sends no phoneme timestamps. */
   private readonly phonemizer = new EspeakEngine();

@@ -4,13 +4,7 @@ import { providerRequest } from '../providers/providerRequest.js';
 import { providerUrl } from '../providers/providerUrl.js';
 import { providerVoice, providerVoiceId } from '../providers/providerVoice.js';
 import { TtsProviderError } from '../ttsProviderError.js';
-import type {
-  EngineVoiceRef,
-  SpeechChannel,
-  TtsEngine,
-  TtsEngineCapabilities,
-  VoiceSource,
-} from '../ttsEngine.js';
+import type { EngineVoiceRef, SpeechChannel, TtsEngine, VoiceSource } from '../ttsEngine.js';
 import { ElevenLabsChannel } from './elevenLabsChannel.js';
 
 export const ELEVENLABS_DEFAULT_BASE_URL = 'https://api.elevenlabs.io';
@@ -39,7 +33,6 @@ export interface ElevenLabsSettings {
  */
 export class ElevenLabsEngine implements TtsEngine {
   readonly id = 'elevenlabs';
-  readonly capabilities: TtsEngineCapabilities = { cloning: true };
   private readonly settings: ElevenLabsSettings;
   /** Phonemizes the aligned words (off the event loop, on espeak's shared thread). */
   private readonly phonemizer = new EspeakEngine();

@@ -1,0 +1,2 @@
+/** An endpoint table path (`/v1/sessions/{id}`) as a hono route (`/v1/sessions/:id`). */
+export const honoPath = (path: string): string => path.replace('{id}', ':id');
