@@ -163,6 +163,64 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
     expect(list.headers.get('x-service-concurrent-sessions')).toBe('0');
   }, 60_000);
 
+  /** A session on their LiveKit, created over the API with an avatar token minted there. */
+  async function sessionInTheirRoom(room: string, extra: Record<string, unknown> = {}, ttl = 600) {
+    const identity = `avatar-${room}`;
+    const at = new AccessToken(AGENT_KEY, AGENT_SECRET, { identity, ttl });
+    at.addGrant({ room, roomJoin: true, canPublish: true, canPublishData: true });
+    const key = await stack.visage.newKey(1);
+    const res = await stack.visage.call('POST', '/v1/sessions', {
+      json: {
+        avatar_id: MILO,
+        mode: 'video',
+        livekit: { url: theirs.url, token: await at.toJwt() },
+        ...extra,
+      },
+      auth: key.secret,
+    });
+    expect(res.status).toBe(201);
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    const activeCount = async () =>
+      (
+        await stack.visage.call('GET', '/v1/sessions?status=active', { auth: key.secret })
+      ).headers.get('x-service-concurrent-sessions');
+    const endReason = async () => (await visageSession(id, key.secret)).end_reason;
+    const avatarInRoom = async () =>
+      (await new RoomServiceClient(theirs.httpUrl, AGENT_KEY, AGENT_SECRET).listParticipants(room))
+        .map((p) => p.identity)
+        .includes(identity);
+    return { id, identity, activeCount, endReason, avatarInRoom };
+  }
+
+  it('in their room too: the idle timeout ends the session and the avatar leaves', async () => {
+    const s = await sessionInTheirRoom('idle-room', { idle_timeout_seconds: 5 });
+    expect(await s.avatarInRoom()).toBe(true);
+    await expect.poll(s.endReason, { timeout: 30_000, interval: 500 }).toBe('idle_timeout');
+    expect(await s.activeCount()).toBe('0');
+    await expect.poll(s.avatarInRoom, { timeout: 10_000 }).toBe(false);
+  }, 60_000);
+
+  it('their LiveKit removing the avatar mid-session ends it (error) and frees the slot', async () => {
+    const s = await sessionInTheirRoom('removing-room');
+    await new RoomServiceClient(theirs.httpUrl, AGENT_KEY, AGENT_SECRET).removeParticipant(
+      'removing-room',
+      s.identity,
+    );
+    await expect.poll(s.endReason, { timeout: 15_000, interval: 250 }).toBe('error');
+    expect(await s.activeCount()).toBe('0');
+  }, 60_000);
+
+  it('a token that expired is refused when the avatar must reconnect: the session ends (error)', async () => {
+    // The shortest token Visage takes (30 s of validity left); once it expired (and LiveKit's
+    // 10 s of clock tolerance passed), the signal drops and their LiveKit refuses the avatar back.
+    const s = await sessionInTheirRoom('expiring-room', {}, 31);
+    await new Promise((resolve) => setTimeout(resolve, 43_000));
+    expect(await s.endReason()).toBeNull(); // a connected avatar outlives its token
+    expect(theirs.dropSignal('expiring-room', s.identity)).toBe(true);
+    await expect.poll(s.endReason, { timeout: 60_000, interval: 500 }).toBe('error');
+    expect(await s.activeCount()).toBe('0');
+  }, 120_000);
+
   it('a token their LiveKit refuses (wrong secret) is 400 invalid_livekit_token, holding no slot', async () => {
     const at = new AccessToken(AGENT_KEY, 'not-the-secret-of-their-livekit-000000', {
       identity: 'avatar-y',
