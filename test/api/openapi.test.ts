@@ -6,7 +6,13 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIO_PAYLOAD_CANONICAL_TYPES, ENDPOINTS } from '../../src/api/index.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { startTestServer, unknownSessionId, type TestServer } from '../server/testServer.js';
+import { AccessToken } from 'livekit-server-sdk';
+import {
+  LIVEKIT_FOR_TESTS,
+  startTestServer,
+  unknownSessionId,
+  type TestServer,
+} from '../server/testServer.js';
 import { multipartClip, sineWav } from '../server/wav.js';
 import { OpenApiConformance, type OpenApiDocument } from './openApiConformance.js';
 
@@ -113,6 +119,26 @@ describe('real answers of every endpoint', () => {
     await call('POST', '/v1/sessions', '/v1/sessions', {
       json: { avatar_id: AVATAR.avatarId, mode: 'audio' },
     });
+    // On a LiveKit the caller brings: the answer carries no participant token.
+    const callerToken = new AccessToken('their-key', 'their-secret-0123456789abcdef0123', {
+      identity: 'avatar-openapi',
+      ttl: 600,
+    });
+    callerToken.addGrant({
+      room: 'their-room',
+      roomJoin: true,
+      canPublish: true,
+      canPublishData: true,
+    });
+    const onTheirs = (await call('POST', '/v1/sessions', '/v1/sessions', {
+      json: {
+        avatar_id: AVATAR.avatarId,
+        mode: 'video',
+        livekit: { url: LIVEKIT_FOR_TESTS.url, token: await callerToken.toJwt() },
+      },
+    })) as Record<string, unknown>;
+    expect(onTheirs).not.toHaveProperty('participant_token');
+    await call('DELETE', '/v1/sessions/{id}', `/v1/sessions/${String(onTheirs.session_id)}`);
     const id = created.session_id;
     const one = (sub = '') => `/v1/sessions/${id}${sub}`;
     await call('GET', '/v1/sessions', '/v1/sessions?status=active');
@@ -185,6 +211,9 @@ type S = components['schemas'];
 same<Same<Answer<VisageClient['files']['upload']>, S['File']>>();
 same<Same<Answer<VisageClient['voices']['create']>, S['Voice']>>();
 same<Same<Answer<VisageClient['voices']['list']>, Json<'/v1/voices', 'get', 200>>>();
+same<Same<Answer<VisageClient['voices']['get']>, Json<'/v1/voices/{id}', 'get', 200>>>();
+same<Same<Answer<VisageClient['files']['list']>, Json<'/v1/files', 'get', 200>>>();
+same<Same<Answer<VisageClient['files']['get']>, Json<'/v1/files/{id}', 'get', 200>>>();
 same<Same<Answer<VisageClient['avatars']['list']>, Json<'/v1/avatars', 'get', 200>>>();
 same<Same<Answer<VisageClient['sessions']['create']>, S['CreatedSession']>>();
 same<Same<Answer<VisageClient['sessions']['list']>, Json<'/v1/sessions', 'get', 200>>>();
