@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { fakeSpeech, pcmBase64 } from './fakeSpeech.js';
 import { FakeProvider, multipartParts, sleep, type FakeRequestLog } from './fakeProvider.js';
@@ -23,13 +24,21 @@ export class CartesiaFake extends FakeProvider {
   readonly generations: CartesiaGeneration[] = [];
 
   constructor(apiKey = 'cartesia-test-key') {
-    super(apiKey, 'x-api-key');
+    // Both documented ways: `Authorization: Bearer <key>` (current docs) and `X-API-Key`.
+    super(apiKey, (req) => {
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      return bearer ?? (req.headers['x-api-key'] as string | undefined);
+    });
+  }
+
+  /** Every request and socket names the API version (header, or `cartesia_version` on sockets). */
+  protected override handshakeRefusal(req: IncomingMessage) {
+    const query = new URL(req.url ?? '/', 'http://fake').searchParams.get('cartesia_version');
+    if (req.headers['cartesia-version'] || query) return undefined;
+    return { status: 400, body: JSON.stringify({ error: 'Cartesia-Version header is required' }) };
   }
 
   protected async route(req: FakeRequestLog): Promise<{ status: number; json: unknown }> {
-    if (!req.headers['cartesia-version']) {
-      return { status: 400, json: { error: 'Cartesia-Version header is required' } };
-    }
     const path = new URL(req.path, 'http://fake').pathname;
     if (req.method === 'GET' && path === '/voices')
       return { status: 200, json: { data: [], has_more: false } };

@@ -40,7 +40,7 @@ export class ElevenLabsFake extends FakeProvider {
   readonly generations: ElevenLabsGeneration[] = [];
 
   constructor(apiKey = 'elevenlabs-test-key') {
-    super(apiKey, 'xi-api-key');
+    super(apiKey, (req) => req.headers['xi-api-key'] as string | undefined);
   }
 
   protected async route(req: FakeRequestLog): Promise<{ status: number; json: unknown }> {
@@ -138,7 +138,8 @@ export class ElevenLabsFake extends FakeProvider {
         Math.max(0, (starts[i + 1] ?? Math.round(((to - from) / sampleRate) * 1000)) - s),
       );
       const alignment =
-        chars.length > 0 ? { chars, charStartTimesMs: starts, charDurationsMs: durations } : null;
+        // The service's own spellings (`charsDurationsMs` has the plural s).
+        chars.length > 0 ? { chars, charStartTimesMs: starts, charsDurationsMs: durations } : null;
       ws.send(
         JSON.stringify({
           audio: pcmBase64(speech.pcm, from, to),

@@ -50,9 +50,10 @@ export abstract class FakeProvider {
   private readonly wss = new WebSocketServer({ noServer: true });
   private failuresLeft = 0;
 
+  /** `keyOf` reads the API key a request carries, as the provider documents it. */
   constructor(
     readonly apiKey: string,
-    private readonly keyHeader: string,
+    private readonly keyOf: (req: IncomingMessage) => string | undefined,
   ) {
     this.server = createServer((req, res) => void this.onRequest(req, res));
     // Longer than any pause in a test: a reused connection is not closed under the client.
@@ -99,6 +100,11 @@ export abstract class FakeProvider {
   protected abstract route(req: FakeRequestLog): Promise<{ status: number; json: unknown }>;
   protected abstract onSocket(ws: WebSocket, url: URL): void;
 
+  /** A provider's own reason to refuse a request or handshake that carries a good key. */
+  protected handshakeRefusal(_req: IncomingMessage): { status: number; body: string } | undefined {
+    return undefined;
+  }
+
   protected reasonFor(status: number): string {
     return status === 401 ? 'Invalid API key' : status === 429 ? 'Too many requests' : 'Internal';
   }
@@ -109,10 +115,10 @@ export abstract class FakeProvider {
       const status = this.behaviour.failStatus;
       return { status, body: JSON.stringify({ detail: { message: this.reasonFor(status) } }) };
     }
-    if (req.headers[this.keyHeader] !== this.apiKey) {
+    if (this.keyOf(req) !== this.apiKey) {
       return { status: 401, body: JSON.stringify({ detail: { message: 'Invalid API key' } }) };
     }
-    return undefined;
+    return this.handshakeRefusal(req);
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {

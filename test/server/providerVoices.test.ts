@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
+import type { MediaSessionSpec } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { stopEspeakThread, TtsEngines } from '../../src/media/tts/index.js';
 import { CartesiaFake } from '../fakes/cartesiaFake.js';
+import { testLogger } from '../support/testLog.js';
+import { DetachedMediaCore } from './detachedMedia.js';
 import { startTestServer, type TestServer } from './testServer.js';
 import { multipartClip } from './wav.js';
 
@@ -29,12 +32,16 @@ describe('voices made by a cloning provider (VISAGE_TTS_ENGINE=cartesia, against
   let server: TestServer;
   let fileId: string;
   let baseUrl: string;
+  /** Every log line the servers of this suite wrote (the provider key must be in none). */
+  const logLines: string[] = [];
+  const log = testLogger((line) => logLines.push(JSON.stringify(line)));
 
   beforeAll(async () => {
     fake = new CartesiaFake();
     baseUrl = await fake.listen();
     server = await startTestServer({
       start: {
+        log,
         tts: new TtsEngines({
           VISAGE_TTS_ENGINE: 'cartesia',
           CARTESIA_API_KEY: fake.apiKey,
@@ -112,6 +119,43 @@ describe('voices made by a cloning provider (VISAGE_TTS_ENGINE=cartesia, against
     }
     expect((await clones()).length).toBe(before);
   }, 20_000);
+
+  it('a voice keeps speaking with the engine that made it when the default changes', async () => {
+    const res = await create();
+    const voice = (await res.json()) as { voice_id: string };
+    const specs: MediaSessionSpec[] = [];
+    // The same data served again with espeak as the default engine (the Cartesia key still set).
+    const auth = server.secret;
+    await server.close();
+    server = await startTestServer({
+      dataDir: server.dataDir,
+      start: {
+        log,
+        tts: new TtsEngines({ CARTESIA_API_KEY: fake.apiKey, CARTESIA_BASE_URL: baseUrl }),
+        media: new DetachedMediaCore({ beforeStart: async (spec) => void specs.push(spec) }),
+      },
+    });
+    const listed = (await (
+      await server.call('GET', '/v1/voices?limit=100', { auth })
+    ).json()) as VoiceList;
+    expect(listed.data.find((v) => v.voice_id === voice.voice_id)?.engine).toBe('cartesia');
+    const made = await server.call('POST', '/v1/voices', {
+      json: { name: 'New', file_id: fileId },
+      auth,
+    });
+    expect(((await made.json()) as { engine: string }).engine).toBe('espeak');
+    const session = await server.call('POST', '/v1/sessions', {
+      auth,
+      json: { avatar_id: 'avt_Ada000000000000000000001', mode: 'video', voice_id: voice.voice_id },
+    });
+    expect(session.status).toBe(201);
+    expect(specs.at(-1)).toMatchObject({ voiceId: voice.voice_id, voiceEngine: 'cartesia' });
+  }, 60_000);
+
+  it('never writes the provider key into a log line', () => {
+    expect(logLines.length).toBeGreaterThan(10);
+    expect(logLines.filter((line) => line.includes(fake.apiKey))).toEqual([]);
+  });
 
   it('fails loudly at start when the key is missing or refused', async () => {
     const log = pino({ level: 'silent' });

@@ -41,7 +41,10 @@ export class CartesiaEngine implements TtsEngine {
     this.settings = {
       baseUrl: opts.baseUrl ?? CARTESIA_DEFAULT_BASE_URL,
       modelId: opts.modelId ?? CARTESIA_DEFAULT_MODEL,
-      headers: { 'X-API-Key': opts.apiKey, 'Cartesia-Version': CARTESIA_API_VERSION },
+      headers: {
+        Authorization: `Bearer ${opts.apiKey}`,
+        'Cartesia-Version': CARTESIA_API_VERSION,
+      },
     };
     providerUrl(this.settings.baseUrl, '/'); // fails early on a non-http(s) base URL
   }

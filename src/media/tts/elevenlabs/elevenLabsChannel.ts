@@ -9,7 +9,8 @@ import { connectProviderSocket } from '../providers/providerSocket.js';
 import { providerUrl } from '../providers/providerUrl.js';
 import { phonemize } from '../providers/wordPhonemes.js';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
-import type { SpeechChannel, SpeechChunk, WordTiming } from '../ttsEngine.js';
+import type { SpeechChannel, SpeechChunk } from '../ttsEngine.js';
+import { WordAssembler, type ElevenLabsAlignment } from './elevenLabsAlignment.js';
 import type { ElevenLabsSettings } from './elevenLabsEngine.js';
 
 const SAMPLE_RATE = 24_000;
@@ -18,49 +19,9 @@ const SAMPLE_RATE = 24_000;
 interface ElevenLabsMessage {
   audio?: string | null;
   isFinal?: boolean | null;
-  alignment?: { chars: string[]; charStartTimesMs: number[]; charDurationsMs: number[] } | null;
+  alignment?: ElevenLabsAlignment | null;
   error?: string;
   message?: string;
-}
-
-/** Builds words from character alignment that arrives message by message. */
-class WordAssembler {
-  private cursor = 0;
-  private current: WordTiming | undefined;
-
-  constructor(private readonly text: string) {}
-
-  /** Characters of one message, `baseMs` = where its audio starts; returns completed words. */
-  push(a: NonNullable<ElevenLabsMessage['alignment']>, baseMs: number): WordTiming[] {
-    const done: WordTiming[] = [];
-    a.chars.forEach((ch, i) => {
-      // The alignment follows the sent text character by character; resynchronise if not.
-      let at = this.text.startsWith(ch, this.cursor)
-        ? this.cursor
-        : this.text.indexOf(ch, this.cursor);
-      if (at < 0) at = this.cursor;
-      this.cursor = at + ch.length;
-      const startMs = baseMs + (a.charStartTimesMs[i] ?? 0);
-      const endMs = startMs + (a.charDurationsMs[i] ?? 0);
-      if (/\s/.test(ch)) {
-        if (this.current) done.push(this.current);
-        this.current = undefined;
-      } else if (this.current) {
-        this.current.text += ch;
-        this.current.charEnd = this.cursor;
-        this.current.endMs = endMs;
-      } else {
-        this.current = { text: ch, charStart: at, charEnd: this.cursor, startMs, endMs };
-      }
-    });
-    return done;
-  }
-
-  flush(): WordTiming[] {
-    const last = this.current;
-    this.current = undefined;
-    return last ? [last] : [];
-  }
 }
 
 /**
