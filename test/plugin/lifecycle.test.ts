@@ -1,5 +1,5 @@
 import { type JobContext, Plugin, runWithJobContextAsync, voice } from '@livekit/agents';
-import type { Room } from '@livekit/rtc-node';
+import { type Room, RoomEvent } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AvatarSession,
@@ -253,13 +253,19 @@ describe('AvatarSession: shutdown', () => {
       avatarId: MILO,
       apiKey: h.server.secret,
       apiUrl: h.server.url,
-      avatarParticipantIdentity: 'an-identity-the-service-never-assigns',
     });
+    // The session is created, then the room refuses the avatar's lk.chat listener (as a room
+    // torn down meanwhile does): the start fails after the create.
+    const room = h.media.room('half-way');
+    const on = room.on.bind(room);
+    room.on = (event: string | symbol, listener: (...args: unknown[]) => void) => {
+      if (event === RoomEvent.DataReceived) throw new Error('the room is gone');
+      return on(event, listener);
+    };
     const before = await liveSessions();
-    const error = await avatar
-      .start(sut.session, h.media.room('half-way') as unknown as Room)
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(VisageException);
+    const error = await avatar.start(sut.session, room as unknown as Room).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('the room is gone');
     const id = avatar.sessionId!;
     expect(id).toMatch(/^ses_/);
     expect(await apiSession(h.server, id)).toMatchObject({
