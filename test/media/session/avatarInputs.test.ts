@@ -229,7 +229,14 @@ describeWebRtc(
       await expect(clearBuffer(client.room)).rejects.toThrow(/not allowed/);
       expect((await finalOf(first)).text).toBe(longText);
 
-      // A viewer's lk.audio_stream is drained, not played: silence, no playback RPCs.
+      // A viewer's lk.audio_stream is drained, not played: silence, no playback RPCs. First the
+      // tail of the speech must have reached the client (on a busy machine it arrives after the
+      // final), so that what follows is measured against silence.
+      await client.waitFor(
+        () => rms(client.audioBetween(client.now() - 400, client.now())) < 150,
+        15_000,
+        'the avatar to fall silent',
+      );
       const writer = await viewer.streamBytes({
         topic: 'lk.audio_stream',
         attributes: { sample_rate: '24000', num_channels: '1' },
