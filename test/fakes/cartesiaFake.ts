@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
-import { fakeSpeech, pcmBase64 } from './fakeSpeech.js';
+import { fakeSpeech, lagTimings, pcmBase64 } from './fakeSpeech.js';
 import { FakeProvider, multipartParts, sleep, type FakeRequestLog } from './fakeProvider.js';
 
 export interface CartesiaGeneration {
@@ -129,7 +129,7 @@ export class CartesiaFake extends FakeProvider {
   ): Promise<void> {
     const b = this.behaviour;
     const received = performance.now();
-    const speech = await fakeSpeech(g.transcript, sampleRate);
+    const speech = lagTimings(await fakeSpeech(g.transcript, sampleRate), b.timingsLagMs);
     // The first chunk leaves `firstChunkDelayMs` after the request, synthesis included.
     await sleep(Math.max(0, b.firstChunkDelayMs - (performance.now() - received)));
     const step = Math.round((b.chunkMs / 1000) * sampleRate);

@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import { fakeSpeech, pcmBase64, type FakeSpeech } from './fakeSpeech.js';
+import { fakeSpeech, lagTimings, pcmBase64, type FakeSpeech } from './fakeSpeech.js';
 import { FakeProvider, multipartParts, sleep, type FakeRequestLog } from './fakeProvider.js';
 
 export interface ElevenLabsGeneration {
@@ -111,7 +111,7 @@ export class ElevenLabsFake extends FakeProvider {
   private async generate(ws: WebSocket, g: ElevenLabsGeneration, sampleRate: number) {
     const b = this.behaviour;
     const received = performance.now();
-    const speech = await fakeSpeech(g.text, sampleRate);
+    const speech = lagTimings(await fakeSpeech(g.text, sampleRate), b.timingsLagMs);
     const spoken = `${g.text} `;
     const times = charTimes(spoken, speech);
     // The first chunk leaves `firstChunkDelayMs` after the request, synthesis included.

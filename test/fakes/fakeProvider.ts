@@ -17,6 +17,12 @@ export interface FakeBehaviour {
   dropAfterChunks: number | null;
   /** Send phoneme timestamps when asked (Cartesia; models without them send words only). */
   phonemeTimestamps: boolean;
+  /**
+   * Report word and phoneme timings this much later than the audio they belong to (a misaligned
+   * provider): a mouth that follows the timings lags the voice by it, one that follows the audio
+   * does not. Tests use it to tell the two apart.
+   */
+  timingsLagMs: number;
 }
 
 export const DEFAULT_BEHAVIOUR: FakeBehaviour = {
@@ -27,6 +33,7 @@ export const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   failTimes: Infinity,
   dropAfterChunks: null,
   phonemeTimestamps: true,
+  timingsLagMs: 0,
 };
 
 export interface FakeRequestLog {

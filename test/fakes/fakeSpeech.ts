@@ -43,6 +43,17 @@ async function synthesize(text: string, sampleRate: number): Promise<FakeSpeech>
   return { sampleRate, pcm: int16, words: out.words, phonemes: out.phonemes };
 }
 
+/** The same speech with its word and phoneme timings moved `lagMs` later (the audio unchanged). */
+export function lagTimings(speech: FakeSpeech, lagMs: number): FakeSpeech {
+  if (lagMs === 0) return speech;
+  const later = <T extends { startMs: number; endMs: number }>(t: T): T => ({
+    ...t,
+    startMs: t.startMs + lagMs,
+    endMs: t.endMs + lagMs,
+  });
+  return { ...speech, words: speech.words.map(later), phonemes: speech.phonemes.map(later) };
+}
+
 /** Base64 of samples [from, to) as little-endian 16-bit PCM. */
 export function pcmBase64(pcm: Int16Array, from: number, to: number): string {
   const slice = pcm.slice(from, to);

@@ -8,7 +8,9 @@ const CLOSED = 0.04;
 const FORGET_AFTER_MS = 5000;
 
 interface Placed {
-  readonly timeline: VisemeTimeline;
+  /** The utterance it belongs to: placing again for it replaces its timeline. */
+  readonly id: string;
+  timeline: VisemeTimeline;
   /** Playout time of the utterance's audio start (the timeline's 0 ms). */
   readonly startMs: number;
   /** Playout time after which this utterance was cut off (Infinity if never). */
@@ -25,8 +27,18 @@ interface Placed {
 export class MouthSchedule {
   private placed: Placed[] = [];
 
-  place(timeline: VisemeTimeline, startMs: number): void {
-    this.placed.push({ timeline, startMs, cutMs: Infinity });
+  /**
+   * Places utterance `id`'s timeline at playout time `startMs`. Placing the same utterance again
+   * replaces its timeline (timings that arrive in pieces, the whole track rebuilt each time, so
+   * the mouth glides across the pieces instead of closing between them).
+   */
+  place(id: string, timeline: VisemeTimeline, startMs: number): void {
+    const existing = this.placed.find((p) => p.id === id);
+    if (existing) {
+      existing.timeline = timeline;
+      return;
+    }
+    this.placed.push({ id, timeline, startMs, cutMs: Infinity });
     this.placed.sort((a, b) => a.startMs - b.startMs);
   }
 

@@ -6,6 +6,7 @@ import {
   REST_POSE,
   visemeTimeline,
   type MouthPose,
+  type PhonemeTiming,
 } from '../lipsync/index.js';
 import type { AudioSink } from './audioSink.js';
 import type { PlayoutClock } from './playoutClock.js';
@@ -132,6 +133,8 @@ export class SpeechPlayer {
     };
     this.current = p;
     const signal = p.abort.signal;
+    /** The utterance's phonemes so far, on its own time line (0 = its first sample). */
+    const phonemes: PhonemeTiming[] = [];
     try {
       for await (const chunk of u.chunks(signal)) {
         if (signal.aborted) break;
@@ -140,10 +143,16 @@ export class SpeechPlayer {
           p.startMs = chunkStart;
           this.at(chunkStart, p, () => this.start(p));
         }
-        if (chunk.phonemes && chunk.phonemes.length > 0) {
-          this.schedule.place(visemeTimeline(chunk.phonemes), chunkStart);
-        } else {
+        if (u.mouth === 'audio') {
           this.tracker.push(chunk.pcm, OUTPUT_RATE, chunkStart);
+        } else if (chunk.phonemes && chunk.phonemes.length > 0) {
+          // One track for the whole utterance, rebuilt as its timings arrive.
+          const offset = chunkStart - p.startMs;
+          for (const ph of chunk.phonemes) {
+            phonemes.push({ ...ph, startMs: ph.startMs + offset, endMs: ph.endMs + offset });
+          }
+          phonemes.sort((a, b) => a.startMs - b.startMs);
+          this.schedule.place(u.id, visemeTimeline(phonemes), p.startMs);
         }
         for (const w of chunk.words ?? []) {
           this.at(chunkStart + w.startMs, p, () => {

@@ -8,7 +8,7 @@ export interface AudioChunk {
   pcm: Float32Array;
   /** Word timings relative to this chunk's start, offsets into the utterance's text. */
   words?: WordTiming[];
-  /** Phoneme timings relative to this chunk's start; without them the mouth follows the audio. */
+  /** Phoneme timings relative to this chunk's start (they may describe earlier or later audio). */
   phonemes?: PhonemeTiming[];
 }
 
@@ -17,6 +17,12 @@ export interface Utterance {
   readonly id: string;
   /** What is being said, for lk.chat; null when unknown (audio without a transcript). */
   readonly text: string | null;
+  /**
+   * What moves the mouth: `timings`, the phoneme timings the chunks carry (synthesized speech:
+   * a provider's timings may come a little after the audio they describe, and the mouth waits
+   * for them rather than guessing from the sound), or `audio`, the sound itself (supplied audio).
+   */
+  readonly mouth: 'timings' | 'audio';
   /** Produces the audio chunk by chunk; stops when the signal aborts. */
   chunks(signal: AbortSignal): AsyncIterable<AudioChunk>;
   /** The avatar protocol's sender, told about playback (see avatarProtocol.ts). */

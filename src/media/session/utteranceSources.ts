@@ -7,6 +7,7 @@ export function speechUtterance(id: string, text: string, speech: SpeechChannel)
   return {
     id,
     text,
+    mouth: 'timings',
     async *chunks(signal) {
       // One resampler per utterance: provider chunks split the audio anywhere.
       let resampler: StreamingResampler | undefined;
@@ -41,6 +42,7 @@ export function audioUtterance(
   return {
     id,
     text,
+    mouth: 'audio',
     async *chunks() {
       const at48k = resample(pcm, sampleRate, OUTPUT_RATE);
       // Half-second pieces: an interrupt never waits behind a whole minute of audio.
@@ -60,6 +62,7 @@ export function streamedUtterance(
   return {
     id,
     text: null,
+    mouth: 'audio',
     ...hooks,
     async *chunks(signal): AsyncIterable<AudioChunk> {
       // One resampler for the whole stream: resampling chunk by chunk would click at every edge.

@@ -97,6 +97,46 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       await stack.visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 120_000);
 
+    it("moves the mouth on the provider's timings, not on the audio: timings reported late move it late", async () => {
+      const { session_id, client } = await stack.session(AVATAR.avatarId, { voice_id: voiceId });
+      await client.waitFor(() => client.video.length > 5, 10_000, 'video');
+      const LAG_MS = 1_500;
+      fake.behaviour.timingsLagMs = LAG_MS;
+      try {
+        // Long enough that the lagged timings still fall inside the audio in the late window.
+        const text =
+          'Listen to this sentence, which goes on for a good few seconds of speech, long ' +
+          'after its timings have begun to arrive, so that both halves can be compared.';
+        const id = await speak(session_id, text);
+        await client.waitFor(
+          () => client.finals().some((m) => m.utterance_id === id),
+          30_000,
+          'final',
+        );
+        const startMs = client.chat.find((m) => m.utterance_id === id)!.atMs;
+        // The voice is loud from the start, but the provider said nothing is spoken before
+        // LAG_MS: a mouth on the timings stays at rest, one on the audio would move.
+        expect(rms(client.audioBetween(startMs + 100, startMs + LAG_MS - 300))).toBeGreaterThan(
+          500,
+        );
+        const early = client
+          .framesBetween(startMs + 200, startMs + LAG_MS - 300)
+          .map((f) => f.mouth);
+        const late = client
+          .framesBetween(startMs + LAG_MS + 300, startMs + LAG_MS + 3_000)
+          .map((f) => f.mouth);
+        expect(early.length).toBeGreaterThan(5);
+        // At rest, the mouth is still; on the timings, it opens and closes (lips shut on m, p,
+        // b read darker than rest, open vowels lighter).
+        const range = (m: number[]) => Math.max(...m) - Math.min(...m);
+        expect(range(early)).toBeLessThan(0.02);
+        expect(range(late)).toBeGreaterThan(0.04);
+      } finally {
+        fake.behaviour.timingsLagMs = 0;
+        await stack.visage.call('DELETE', `/v1/sessions/${session_id}`);
+      }
+    }, 120_000);
+
     it('an interrupt cancels the provider stream, the audio stops and the final has what was heard', async () => {
       const { session_id, client } = await stack.session(AVATAR.avatarId, { voice_id: voiceId });
       const long =

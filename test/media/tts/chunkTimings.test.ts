@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ChunkTimings } from '../../../src/media/tts/providers/chunkTimings.js';
 import {
+  phonemesForChars,
   phonemesForWords,
   type Phonemized,
 } from '../../../src/media/tts/providers/wordPhonemes.js';
@@ -45,7 +46,51 @@ describe('phonemesForWords', () => {
   });
 });
 
+describe('phonemesForChars', () => {
+  it("gives each character its share of espeak's span for its word, before the word is complete", () => {
+    // "yo" of "you" so far: 'y' at 1600-1650, 'o' at 1650-1700 (the 'u' not yet arrived).
+    const out = phonemesForChars(READING, [
+      { charIndex: 3, startMs: 1600, endMs: 1650 },
+      { charIndex: 4, startMs: 1650, endMs: 1700 },
+    ]);
+    // "you" is espeak's 300-500 ms: 'y' takes 300-367 (the j at 300, uː at 350), 'o' 367-433.
+    expect(out.map((p) => p.ipa)).toEqual(['j', 'uː']);
+    expect(out[0]!.startMs).toBeCloseTo(1600);
+    expect(out[1]!.startMs).toBeCloseTo(1600 + (50 * 50) / (200 / 3));
+    // A space, or a character espeak did not time, gives nothing.
+    expect(phonemesForChars(READING, [{ charIndex: 2, startMs: 0, endMs: 10 }])).toEqual([]);
+  });
+});
+
 describe('ChunkTimings', () => {
+  it('hands on timings that arrive after their audio at once, as an empty chunk', async () => {
+    const timings = new ChunkTimings(Promise.resolve(READING));
+    await Promise.resolve();
+    timings.chunk(new Float32Array(300), RATE);
+    expect(timings.pending(RATE)).toBeUndefined();
+    timings.addPhonemes([phoneme('h', 0, 100), phoneme('aɪ', 100, 200)]);
+    const now = timings.pending(RATE)!;
+    expect(now.pcm).toHaveLength(0);
+    // Relative to where the next audio starts (300 ms): in the audio already handed out.
+    expect(now.phonemes.map((p) => p.startMs)).toEqual([-300, -200]);
+    expect(timings.pending(RATE)).toBeUndefined();
+  });
+
+  it('phonemizes characters as they come, and words then carry none of their own', async () => {
+    const timings = new ChunkTimings(Promise.resolve(READING));
+    await Promise.resolve();
+    timings.addChars([{ charIndex: 0, startMs: 0, endMs: 100 }]);
+    timings.addWords([], false);
+    const first = timings.chunk(new Float32Array(100), RATE);
+    // 'h' is the first half of espeak's 0-300 ms for "hi": both its phonemes start there.
+    expect(first.phonemes.map((p) => p.ipa)).toEqual(['h', 'aɪ']);
+    timings.addChars([{ charIndex: 1, startMs: 100, endMs: 200 }]);
+    timings.addWords([word('hi', 0, 0, 200)], false);
+    const second = timings.chunk(new Float32Array(100), RATE);
+    expect(second.phonemes).toEqual([]);
+    expect(second.words).toHaveLength(1);
+  });
+
   it('hands out audio at once and places timings that arrive later relative to each chunk', async () => {
     let resolve!: (r: Phonemized) => void;
     const timings = new ChunkTimings(new Promise<Phonemized>((r) => (resolve = r)));

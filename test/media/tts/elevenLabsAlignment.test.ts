@@ -9,7 +9,7 @@ describe('ElevenLabs character alignment to words', () => {
   it("reads the service's spelling (charsDurationsMs) and ends words where their last character does", () => {
     const words = new WordAssembler('Hi you');
     const done = words.push({ chars, charStartTimesMs: starts, charsDurationsMs: durations }, 1000);
-    const all = [...done, ...words.flush()];
+    const all = [...done.words, ...words.flush()];
     expect(all.map((w) => [w.text, w.startMs, w.endMs, w.charStart, w.charEnd])).toEqual([
       ['Hi', 1000, 1100, 0, 2],
       ['you', 1150, 1310, 3, 6],
@@ -26,7 +26,13 @@ describe('ElevenLabs character alignment to words', () => {
       },
       0,
     );
-    expect(first.map((w) => w.text)).toEqual(['Hi']);
+    expect(first.words.map((w) => w.text)).toEqual(['Hi']);
+    // Every character but the space, placed in the text, before its word is complete.
+    expect(first.chars).toEqual([
+      { charIndex: 0, startMs: 0, endMs: 50 },
+      { charIndex: 1, startMs: 50, endMs: 100 },
+      { charIndex: 3, startMs: 150, endMs: 200 },
+    ]);
     words.push(
       { chars: chars.slice(4), charStartTimesMs: [0, 50], charsDurationsMs: [50, 60] },
       200,

@@ -180,7 +180,8 @@ describe.each(CASES)('$name engine against its fake', ({ fake: makeFake, engine:
       for await (const c of channel.speak(TEXT, new AbortController().signal)) got.push(c);
     })().catch((e: unknown) => e);
     fake.behaviour.dropAfterChunks = null;
-    expect(got.length).toBe(2);
+    // Two chunks of audio (timings that follow their audio may come as chunks of their own).
+    expect(got.filter((c) => c.pcm.length > 0)).toHaveLength(2);
     expect(err).toBeInstanceOf(Error);
     expect(err instanceof TtsProviderUnavailableError || err instanceof TtsProviderError).toBe(
       true,

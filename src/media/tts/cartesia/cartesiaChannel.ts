@@ -148,6 +148,10 @@ export class CartesiaChannel implements SpeechChannel {
           const words: WordTiming[] = [];
           cursor = placeWords(text, cursor, msg.word_timestamps, words);
           timings.addWords(words, true);
+          // Timings come after their audio: hand them on now, not with the next audio. Words
+          // alone wait while their phonemes may still come from the provider.
+          const now = yielded && timings.hasProviderPhonemes && timings.pending(SAMPLE_RATE);
+          if (now) yield now;
         } else if (msg.type === 'phoneme_timestamps' && msg.phoneme_timestamps) {
           const ts = msg.phoneme_timestamps;
           const phonemes: PhonemeTiming[] = ts.phonemes.map((ipa, i) => ({
@@ -157,6 +161,8 @@ export class CartesiaChannel implements SpeechChannel {
             endMs: (ts.end[i] ?? ts.start[i] ?? 0) * 1000,
           }));
           timings.addPhonemes(phonemes);
+          const now = yielded && timings.pending(SAMPLE_RATE);
+          if (now) yield now;
         } else if (msg.type === 'error' || msg.error !== undefined) {
           if (msg.status_code === 429 && !yielded) return 'rate_limited';
           throw new TtsProviderError(

@@ -1,3 +1,4 @@
+import type { CharTiming } from '../providers/wordPhonemes.js';
 import type { WordTiming } from '../ttsEngine.js';
 
 /**
@@ -19,9 +20,13 @@ export class WordAssembler {
 
   constructor(private readonly text: string) {}
 
-  /** Characters of one message, `baseMs` = where its audio starts; returns completed words. */
-  push(a: ElevenLabsAlignment, baseMs: number): WordTiming[] {
+  /**
+   * Characters of one message, `baseMs` = where its audio starts; returns the words it completed
+   * and its characters (other than spaces) placed in the text.
+   */
+  push(a: ElevenLabsAlignment, baseMs: number): { words: WordTiming[]; chars: CharTiming[] } {
     const done: WordTiming[] = [];
+    const chars: CharTiming[] = [];
     const starts = a.charStartTimesMs ?? a.charsStartTimesMs ?? [];
     const durations = a.charsDurationsMs ?? a.charDurationsMs ?? [];
     a.chars.forEach((ch, i) => {
@@ -36,7 +41,10 @@ export class WordAssembler {
       if (/\s/.test(ch)) {
         if (this.current) done.push(this.current);
         this.current = undefined;
-      } else if (this.current) {
+        return;
+      }
+      chars.push({ charIndex: at, startMs, endMs });
+      if (this.current) {
         this.current.text += ch;
         this.current.charEnd = this.cursor;
         this.current.endMs = endMs;
@@ -44,7 +52,7 @@ export class WordAssembler {
         this.current = { text: ch, charStart: at, charEnd: this.cursor, startMs, endMs };
       }
     });
-    return done;
+    return { words: done, chars };
   }
 
   flush(): WordTiming[] {

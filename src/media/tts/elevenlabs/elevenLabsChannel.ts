@@ -87,13 +87,19 @@ export class ElevenLabsChannel implements SpeechChannel {
             providerReason(JSON.stringify({ message: msg.message ?? msg.error })),
           );
         }
-        if (msg.alignment) timings.addWords(words.push(msg.alignment, timings.emittedMs), true);
+        if (msg.alignment) {
+          // Characters come with their audio: their phonemes are known before it is heard (a
+          // word's phonemes would only be known once the word is complete).
+          const placed = words.push(msg.alignment, timings.emittedMs);
+          timings.addWords(placed.words, false);
+          timings.addChars(placed.chars);
+        }
         if (msg.audio) {
           const samples = pcm.decode(msg.audio);
           if (samples.length > 0) yield timings.chunk(samples, SAMPLE_RATE);
         }
         if (msg.isFinal === true) {
-          timings.addWords(words.flush(), true);
+          timings.addWords(words.flush(), false);
           const last = await timings.finish(SAMPLE_RATE);
           if (last && !signal.aborted) yield last;
           return;

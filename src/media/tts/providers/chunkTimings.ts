@@ -1,5 +1,10 @@
 import type { PhonemeTiming, SpeechChunk, WordTiming } from '../ttsEngine.js';
-import { phonemesForWords, type Phonemized } from './wordPhonemes.js';
+import {
+  phonemesForChars,
+  phonemesForWords,
+  type CharTiming,
+  type Phonemized,
+} from './wordPhonemes.js';
 
 const shiftWord = (w: WordTiming, ms: number): WordTiming => ({
   ...w,
@@ -24,6 +29,7 @@ export class ChunkTimings {
   private words: WordTiming[] = [];
   private phonemes: PhonemeTiming[] = [];
   private unphonemized: WordTiming[] = [];
+  private unphonemizedChars: CharTiming[] = [];
   private phonemized: Phonemized | undefined;
   /** The provider sends its own phonemes: words need none from the reading. */
   private providerPhonemes = false;
@@ -33,6 +39,11 @@ export class ChunkTimings {
       (r) => (this.phonemized = r),
       () => undefined,
     );
+  }
+
+  /** Whether the provider sends phonemes of its own (words then need none from the reading). */
+  get hasProviderPhonemes(): boolean {
+    return this.providerPhonemes;
   }
 
   /** Ms of audio handed out so far: where the next chunk starts on the utterance's time line. */
@@ -46,10 +57,19 @@ export class ChunkTimings {
     if (withPhonemes && !this.providerPhonemes) this.unphonemized.push(...words);
   }
 
+  /**
+   * Characters on the utterance's time line, phonemized from `reading` as they arrive (the
+   * words then carry no phonemes of their own: add them with `withPhonemes` false).
+   */
+  addChars(chars: CharTiming[]): void {
+    if (!this.providerPhonemes) this.unphonemizedChars.push(...chars);
+  }
+
   /** The provider's own phonemes; from now on words are not phonemized from the reading. */
   addPhonemes(phonemes: PhonemeTiming[]): void {
     this.providerPhonemes = true;
     this.unphonemized = [];
+    this.unphonemizedChars = [];
     this.phonemes.push(...phonemes);
   }
 
@@ -69,9 +89,19 @@ export class ChunkTimings {
     return chunk;
   }
 
+  /**
+   * Timings that arrived after the audio they describe, as an empty chunk to hand on at once
+   * (not with the next audio, by when they would be in the past), or undefined if none.
+   */
+  pending(sampleRate: number): SpeechChunk | undefined {
+    this.resolvePhonemes();
+    if (this.words.length === 0 && this.phonemes.length === 0) return undefined;
+    return this.chunk(new Float32Array(0), sampleRate);
+  }
+
   /** After the last audio: an empty chunk with the timings still pending, or undefined. */
   async finish(sampleRate: number): Promise<SpeechChunk | undefined> {
-    if (this.unphonemized.length > 0 && this.reading) {
+    if ((this.unphonemized.length > 0 || this.unphonemizedChars.length > 0) && this.reading) {
       this.phonemized = await this.reading.catch(() => undefined);
     }
     this.resolvePhonemes();
@@ -80,8 +110,10 @@ export class ChunkTimings {
   }
 
   private resolvePhonemes(): void {
-    if (!this.phonemized || this.unphonemized.length === 0) return;
+    if (!this.phonemized) return;
     this.phonemes.push(...phonemesForWords(this.phonemized, this.unphonemized));
+    this.phonemes.push(...phonemesForChars(this.phonemized, this.unphonemizedChars));
     this.unphonemized = [];
+    this.unphonemizedChars = [];
   }
 }
