@@ -22,6 +22,10 @@ export interface CartesiaGeneration {
 export class CartesiaFake extends FakeProvider {
   readonly clones: { name: string; clipBytes: number; language: string | null }[] = [];
   readonly generations: CartesiaGeneration[] = [];
+  /** The next this many generation requests get a 429 error message on the open socket. */
+  rateLimitedGenerations = 0;
+  /** How many such errors were sent. */
+  rateLimitedSent = 0;
 
   constructor(apiKey = 'cartesia-test-key') {
     // Both documented ways: `Authorization: Bearer <key>` (current docs) and `X-API-Key`.
@@ -95,6 +99,21 @@ export class CartesiaFake extends FakeProvider {
             status_code: 400,
             context_id: contextId,
             error: 'invalid request',
+          }),
+        );
+        return;
+      }
+      if (this.rateLimitedGenerations > 0) {
+        // Cartesia's concurrency limit: an error on the open socket, for this context only.
+        this.rateLimitedGenerations--;
+        this.rateLimitedSent++;
+        ws.send(
+          JSON.stringify({
+            type: 'error',
+            done: true,
+            status_code: 429,
+            context_id: contextId,
+            error: 'concurrency limit reached',
           }),
         );
         return;

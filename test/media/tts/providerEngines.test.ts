@@ -203,6 +203,32 @@ describe.each(CASES)('$name engine against its fake', ({ fake: makeFake, engine:
   }, 20_000);
 });
 
+describe('cartesia rate limits on an open socket', () => {
+  it('retries a 429 error message for a context within a bound, then fails typed', async () => {
+    const fake = new CartesiaFake();
+    const engine = new CartesiaEngine({ baseUrl: await fake.listen(), apiKey: fake.apiKey });
+    try {
+      const stored = await engine.createVoice(source);
+      const channel = engine.openChannel({ voiceId: 'vc_x', stored }, log);
+      fake.rateLimitedGenerations = 2;
+      const chunks = await collect(channel.speak('Once more.', new AbortController().signal));
+      expect(fake.rateLimitedSent).toBe(2);
+      expect(chunks.some((c) => c.pcm.length > 0)).toBe(true);
+      // Past the bound: a typed error with the provider's status, no audio.
+      fake.rateLimitedGenerations = 100;
+      const err = await collect(channel.speak('And again.', new AbortController().signal)).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TtsProviderError);
+      expect((err as TtsProviderError).status).toBe(429);
+      channel.close();
+    } finally {
+      await engine.close();
+      await fake.close();
+    }
+  }, 60_000);
+});
+
 describe('cartesia without phoneme timestamps', () => {
   it("phonemizes the provider's timed words with espeak-ng, so the mouth still has phonemes", async () => {
     const fake = new CartesiaFake();
