@@ -20,6 +20,7 @@ import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { startupReport } from './startupReport.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
+import { requireTtsSettings } from './ttsSettings.js';
 
 export const DEV_USAGE = `Usage: visage dev [options]
 
@@ -80,6 +81,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
+  requireTtsSettings();
   const databaseUrl = databaseUrlFromEnv();
   const dataDir = dataDirFrom(values['data-dir']);
   // Never the well-known devkey/secret: the operator's pair, else this data directory's own.

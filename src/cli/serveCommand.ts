@@ -6,6 +6,7 @@ import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
+import { requireTtsSettings } from './ttsSettings.js';
 
 export const SERVE_USAGE = `Usage: visage serve [options]
 
@@ -32,6 +33,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
+  requireTtsSettings();
   const databaseUrl = databaseUrlFromEnv();
   const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
     (name) => !process.env[name],

@@ -139,6 +139,23 @@ describe('command-line errors', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
+    // The speech engine's settings are refused before anything starts.
+    for (const [env, message] of [
+      [{ VISAGE_TTS_ENGINE: 'polly' }, /unknown TTS engine "polly" \(VISAGE_TTS_ENGINE\)/],
+      [
+        { VISAGE_TTS_ENGINE: 'elevenlabs', ELEVENLABS_API_KEY: '' },
+        /TTS engine "elevenlabs" is not available: ELEVENLABS_API_KEY is not set/,
+      ],
+      [
+        { VISAGE_TTS_ENGINE: 'cartesia', CARTESIA_API_KEY: ' ' },
+        /TTS engine "cartesia" is not available: CARTESIA_API_KEY is not set/,
+      ],
+    ] as const) {
+      const r = await runCli(['dev', '--port', '0'], env);
+      expect(r.code, JSON.stringify(env)).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).not.toMatch(/starting/);
+    }
     const pg = await runCli(['dev', '--port', '0'], { DATABASE_URL: 'mysql://x@localhost/db' });
     expect(pg.code).toBe(2);
     expect(pg.stderr).toMatch(/DATABASE_URL must be a postgres:\/\//);

@@ -48,6 +48,7 @@ export {
   type WordTiming,
 } from './ttsEngine.js';
 export {
+  checkTtsSettings,
   createTtsEngine,
   DEFAULT_TTS_ENGINE,
   defaultTtsEngineId,

@@ -38,6 +38,23 @@ function required(env: NodeJS.ProcessEnv, engineId: TtsEngineId, name: string): 
   return value;
 }
 
+/** The API key each cloning provider needs. */
+const PROVIDER_KEYS: Partial<Record<TtsEngineId, string>> = {
+  elevenlabs: 'ELEVENLABS_API_KEY',
+  cartesia: 'CARTESIA_API_KEY',
+};
+
+/**
+ * The default engine's settings, checked before anything starts (nothing is contacted): the
+ * engine exists and a provider's key is set. Throws the errors `createTtsEngine` would.
+ */
+export function checkTtsSettings(env: NodeJS.ProcessEnv = process.env): TtsEngineId {
+  const id = defaultTtsEngineId(env);
+  const key = PROVIDER_KEYS[id];
+  if (key) required(env, id, key);
+  return id;
+}
+
 /**
  * Creates an engine from its settings in `env`. espeak: `VISAGE_TTS_THREAD=inline` synthesizes
  * on the caller's thread (when sessions already run in worker threads); the default is one
@@ -49,13 +66,13 @@ export function createTtsEngine(id: TtsEngineId, env: NodeJS.ProcessEnv = proces
       return new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' });
     case 'elevenlabs':
       return new ElevenLabsEngine({
-        apiKey: required(env, id, 'ELEVENLABS_API_KEY'),
+        apiKey: required(env, id, PROVIDER_KEYS.elevenlabs!),
         baseUrl: env.ELEVENLABS_BASE_URL?.trim() || undefined,
         modelId: env.ELEVENLABS_MODEL?.trim() || undefined,
       });
     case 'cartesia':
       return new CartesiaEngine({
-        apiKey: required(env, id, 'CARTESIA_API_KEY'),
+        apiKey: required(env, id, PROVIDER_KEYS.cartesia!),
         baseUrl: env.CARTESIA_BASE_URL?.trim() || undefined,
         modelId: env.CARTESIA_MODEL?.trim() || undefined,
       });
