@@ -19,6 +19,7 @@ import {
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { publishMovingBar, publishSine, token } from '../test/devserver/harness.js';
+import { QUICK, recordFigures } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) {
@@ -26,8 +27,8 @@ if (!address) {
   process.exit(1);
 }
 const SUBSCRIBER_COUNTS = [0, 1, 4, 16];
-const SETTLE_MS = 2_000;
-const MEASURE_MS = 8_000;
+const SETTLE_MS = QUICK ? 1_000 : 2_000;
+const MEASURE_MS = QUICK ? 3_000 : 8_000;
 const JOIN_TIMEOUT_MS = 30_000;
 // Bound the whole run: a stuck client must not hang `npm run bench`.
 setTimeout(() => {
@@ -218,3 +219,12 @@ for (const [i, line] of table.entries()) {
   console.log(`| ${line.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`);
   if (i === 0) console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 }
+await recordFigures('devserver', {
+  rows: rows.map((row) => ({
+    subscribers: row.subscribers,
+    cpuPercent: row.cpuPercent,
+    joinP50Ms: row.joinP50 ?? null,
+    joinMaxMs: row.joinMax ?? null,
+    fps: row.fps ?? null,
+  })),
+});

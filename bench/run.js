@@ -3,14 +3,20 @@
 // tables. Benchmarks that use WebRTC need a non-loopback address, so when run as root this creates
 // a private network namespace (test/netns.js, as `npm test` does) and runs them inside it with
 // VISAGE_TEST_ADDRESS set; elsewhere it says loudly that they run without one (and those that
-// need it refuse to start). `npm run bench -- devserver` runs only the files whose name matches.
+// need it refuse to start). `npm run bench -- devserver` runs only the files whose name matches;
+// `--quick` runs one round of each latency figure and short density runs (BENCH_QUICK=1).
+// BENCH_JSON=file writes every figure of the run as one JSON object there (each benchmark
+// appends its figures to a scratch file through bench/support/figures.ts; merged at the end).
 import { runChild } from '../test/runChild.js';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from '../test/netns.js';
 
 const BENCH_DIR = 'bench';
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const filters = args.filter((a) => a !== '--quick');
 const files = readdirSync(BENCH_DIR)
   .filter((name) => name.endsWith('.bench.ts'))
   .filter((name) => filters.length === 0 || filters.some((f) => name.includes(f)))
@@ -23,7 +29,14 @@ if (files.length === 0) {
 
 const netns = openNamespace('visage-bench-');
 let prefix = [];
-let env = { NODE_ENV: 'production' };
+const scratch = mkdtempSync(join(tmpdir(), 'visage-bench-'));
+const figuresFile = join(scratch, 'figures.jsonl');
+writeFileSync(figuresFile, '');
+let env = {
+  NODE_ENV: 'production',
+  BENCH_FIGURES_FILE: figuresFile,
+  ...(quick ? { BENCH_QUICK: '1' } : {}),
+};
 if (netns.name) {
   console.log(`== network namespace ${netns.name}: ${NETNS_ADDRESSES.join(', ')} (isolated)`);
   prefix = ['ip', 'netns', 'exec', netns.name];
@@ -49,6 +62,26 @@ for (const file of files) {
   if (code !== 0) failed.push(`${file} (exit ${code})`);
 }
 netns.close?.();
+const figures = Object.fromEntries(
+  readFileSync(figuresFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .map(({ section, figures }) => [section, figures]),
+);
+rmSync(scratch, { recursive: true, force: true });
+if (process.env.BENCH_JSON) {
+  const out = resolve(process.env.BENCH_JSON);
+  const run = {
+    at: new Date().toISOString(),
+    quick,
+    files: files,
+    failed,
+    figures,
+  };
+  writeFileSync(out, `${JSON.stringify(run, null, 2)}\n`);
+  console.log(`\n== figures written to ${out}`);
+}
 if (failed.length) {
   console.error(`\n== failed: ${failed.join(', ')}`);
   process.exit(1);

@@ -22,10 +22,11 @@ import { ElevenLabsFake } from '../test/fakes/elevenLabsFake.js';
 import type { FakeProvider } from '../test/fakes/fakeProvider.js';
 import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { recordFigures, rounds, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = rounds();
 /** The fakes' own time to first chunk, as a fast hosted provider's. */
 const PROVIDER_FIRST_CHUNK_MS = 150;
 const SENTENCE =
@@ -162,6 +163,19 @@ console.table(
         'Visage overhead (minus provider)': r.providerDelayMs
           ? fmt(r.speakToAudio.map((x) => x - r.providerDelayMs))
           : fmt(r.speakToAudio),
+      },
+    ]),
+  ),
+);
+await recordFigures(
+  'tts',
+  Object.fromEntries(
+    rows.map((r) => [
+      r.engine,
+      {
+        speakToAudioMs: summary(r.speakToAudio),
+        providerFirstChunkMs: r.providerDelayMs,
+        overheadMs: summary(r.speakToAudio.map((x) => x - r.providerDelayMs)),
       },
     ]),
   ),
