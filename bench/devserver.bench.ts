@@ -53,7 +53,14 @@ interface ServerMessage {
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./support/devserverProcess.ts', import.meta.url));
 const serverProcess: ChildProcess = fork(SERVER_SCRIPT, [address], {
-  execArgv: ['--import', 'tsx'],
+  // BENCH_PROFILE=DIR writes a CPU profile of the dev server there (chrome://inspect format).
+  execArgv: [
+    '--import',
+    'tsx',
+    ...(process.env.BENCH_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+      : []),
+  ],
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
 const nextMessage = (type: string) =>
@@ -80,7 +87,12 @@ const serverUrl = (await nextMessage('ready')).url!;
 
 interface Subscriber {
   client: Room;
+  /** connect() to the first decoded video frame. */
   joinMs: number;
+  /** connect() resolved: signalling joined and the peer connection up. */
+  connectedMs: number;
+  /** The video track was subscribed (its first packets arrived). */
+  subscribedMs: number;
   /** Video frames received so far (counted only when asked to keep watching). */
   frames: () => number;
   stop: () => Promise<void>;
@@ -96,10 +108,12 @@ async function joinSubscriber(room: string, identity: string, watch: boolean) {
   const started = performance.now();
   let frames = 0;
   let reader: ReadableStreamDefaultReader<unknown> | undefined;
+  let subscribedMs = NaN;
   const firstFrame = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${identity}: no video`)), JOIN_TIMEOUT_MS);
     client.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
       if (track.kind !== TrackKind.KIND_VIDEO) return;
+      subscribedMs = performance.now() - started;
       const videoReader = new VideoStream(track).getReader();
       reader = videoReader;
       void videoReader.read().then(async () => {
@@ -118,10 +132,13 @@ async function joinSubscriber(room: string, identity: string, watch: boolean) {
     autoSubscribe: true,
     dynacast: false,
   });
+  const connectedMs = performance.now() - started;
   const joinMs = await firstFrame;
   return {
     client,
     joinMs,
+    connectedMs,
+    subscribedMs,
     frames: () => frames,
     stop: async () => {
       await reader?.cancel().catch(() => undefined);
@@ -136,6 +153,8 @@ interface Row {
   cpuPercent: number;
   joinP50?: number;
   joinMax?: number;
+  connectedP50?: number;
+  subscribedP50?: number;
   /** Video frame rate one subscriber received while CPU was measured (the source sends 25). */
   fps?: number;
 }
@@ -168,6 +187,18 @@ try {
       cpuPercent: ((after.cpuMs - before.cpuMs) / (after.at - before.at)) * 100,
       joinP50: count ? percentile(joinTimes, 0.5) : undefined,
       joinMax: count ? Math.max(...joinTimes) : undefined,
+      connectedP50: count
+        ? percentile(
+            joined.map((j) => j.connectedMs),
+            0.5,
+          )
+        : undefined,
+      subscribedP50: count
+        ? percentile(
+            joined.map((j) => j.subscribedMs),
+            0.5,
+          )
+        : undefined,
       fps: count ? ((framesAfter - framesBefore) * 1000) / (after.at - before.at) : undefined,
     });
     await Promise.all(joined.map((j) => j.stop()));
@@ -194,6 +225,8 @@ const table = [
     'CPU per forwarded stream (%)',
     'join p50 (ms)',
     'join max (ms)',
+    'of which: connected p50',
+    'track subscribed p50',
     'video fps at a subscriber',
   ],
   ...rows.map((row) => [
@@ -203,6 +236,8 @@ const table = [
     row.streams ? format((row.cpuPercent - idle) / row.streams, 2) : '(ingest only)',
     format(row.joinP50, 0),
     format(row.joinMax, 0),
+    format(row.connectedP50, 0),
+    format(row.subscribedP50, 0),
     format(row.fps),
   ]),
 ];
@@ -225,6 +260,8 @@ await recordFigures('devserver', {
     cpuPercent: row.cpuPercent,
     joinP50Ms: row.joinP50 ?? null,
     joinMaxMs: row.joinMax ?? null,
+    connectedP50Ms: row.connectedP50 ?? null,
+    subscribedP50Ms: row.subscribedP50 ?? null,
     fps: row.fps ?? null,
   })),
 });
