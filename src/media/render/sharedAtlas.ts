@@ -21,6 +21,7 @@ export interface AtlasLayout {
   readonly blends: { index: [number, number]; delta: [number, number] }[];
   readonly eyes: SpriteSetLayout;
   readonly mouths: SpriteSetLayout;
+  readonly mouthRegion: Rect;
 }
 
 export interface SpriteSetLayout {
@@ -38,7 +39,17 @@ const shared = new Map<string, SharedAvatarAtlas>();
 export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
   const cached = shared.get(avatarId);
   if (cached) return cached;
-  const atlas = avatarAtlas(avatarId);
+  const result = packAtlas(avatarAtlas(avatarId));
+  shared.set(avatarId, result);
+  installAvatarAtlas(unpackAtlas(result)); // this thread also reads the shared copy from now on
+  return result;
+}
+
+/**
+ * Copies an atlas into one SharedArrayBuffer (every array 8-byte aligned) with the layout that
+ * finds its parts again: what worker threads share, and what an atlas file stores.
+ */
+export function packAtlas(atlas: AvatarAtlas): SharedAvatarAtlas {
   const arrays: Packable[] = [];
   const slot = (a: Packable): [number, number] => {
     arrays.push(a);
@@ -55,6 +66,7 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
     blends: atlas.blends.map((b) => ({ index: slot(b.index), delta: slot(b.delta) })),
     eyes: setLayout(atlas.eyes),
     mouths: setLayout(atlas.mouths),
+    mouthRegion: atlas.mouthRegion,
   };
   // Replace array numbers by byte offsets, 8-byte aligned for every element type.
   const offsets: number[] = [];
@@ -76,8 +88,8 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
     lumaSpans: place(l.lumaSpans),
     chromaSpans: place(l.chromaSpans),
   });
-  const result: SharedAvatarAtlas = {
-    avatarId,
+  return {
+    avatarId: atlas.avatarId,
     buffer,
     buildMs: atlas.buildMs,
     layout: {
@@ -85,20 +97,19 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
       blends: layout.blends.map((b) => ({ index: place(b.index), delta: place(b.delta) })),
       eyes: placeSet(layout.eyes),
       mouths: placeSet(layout.mouths),
+      mouthRegion: layout.mouthRegion,
     },
   };
-  shared.set(avatarId, result);
-  installAvatarAtlas(adoptedAtlas(result)); // this thread also reads the shared copy from now on
-  return result;
 }
 
 /** Use an atlas shared by another thread for all renderers of its avatar in this thread. */
 export function adoptSharedAtlas(atlas: SharedAvatarAtlas): void {
   shared.set(atlas.avatarId, atlas); // sharing it on from here needs no second copy
-  installAvatarAtlas(adoptedAtlas(atlas));
+  installAvatarAtlas(unpackAtlas(atlas));
 }
 
-function adoptedAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas): AvatarAtlas {
+/** The atlas whose arrays are views into the packed buffer (no copy). */
+export function unpackAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas): AvatarAtlas {
   const u8 = ([o, n]: [number, number]): Uint8Array => new Uint8Array(buffer, o, n);
   const set = (l: SpriteSetLayout): SpriteSet => ({
     rect: l.rect,
@@ -115,6 +126,7 @@ function adoptedAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas):
     })),
     eyes: set(layout.eyes),
     mouths: set(layout.mouths),
+    mouthRegion: layout.mouthRegion,
     buildMs,
     bytes: buffer.byteLength,
   };

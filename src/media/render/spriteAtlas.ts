@@ -69,6 +69,11 @@ export interface AvatarAtlas {
   readonly eyes: SpriteSet;
   /** Mouth sprites (MOUTH_RECT), index from `mouthSpriteIndex`. */
   readonly mouths: SpriteSet;
+  /**
+   * Where the mouth's opening shows, in frame pixels (for `measureMouthOpening`): MOUTH_RECT
+   * for the catalogue avatars, the lips and their reach for a photo.
+   */
+  readonly mouthRegion: Rect;
   readonly buildMs: number;
   readonly bytes: number;
 }
@@ -213,10 +218,20 @@ function* buildAtlas(avatarId: string, d: FaceDesign): Generator<void, AvatarAtl
   yield* pause();
   const mouthSet = spriteSet(MOUTH_RECT, mouths);
   buildMs += performance.now() - stepStart;
-  return { avatarId, poses, blends, eyes: eyeSet, mouths: mouthSet, buildMs, bytes };
+  return {
+    avatarId,
+    poses,
+    blends,
+    eyes: eyeSet,
+    mouths: mouthSet,
+    mouthRegion: MOUTH_RECT,
+    buildMs,
+    bytes,
+  };
 }
 
-function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {
+/** The pixels that differ between neighbouring breath frames (see BLEND_MIN_DELTA). */
+export function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {
   const index: number[] = [];
   const delta: number[] = [];
   for (let i = 0; i < a.length; i++) {
