@@ -4,7 +4,7 @@ import { ApiError } from './apiError.js';
 import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
 import { authenticate } from './http/authenticate.js';
 import { RateLimiter } from './http/rateLimiter.js';
-import { mountCatalogueRoutes } from './routes/catalogue.js';
+import { mountAvatarRoutes } from './routes/avatars.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
 import { mountFileRoutes } from './routes/files.js';
 import { mountMetaRoutes } from './routes/meta.js';
@@ -63,7 +63,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountMetaRoutes(app, deps);
   mountFileRoutes(app, deps);
   mountVoiceRoutes(app, deps);
-  mountCatalogueRoutes(app);
+  mountAvatarRoutes(app, deps);
   mountSessionRoutes(app, deps);
   mountMethodNotAllowed(app);
 

@@ -29,7 +29,7 @@ export {
   MOUTH_RECT as MOUTH_REGION,
   type Rect,
 } from './faceGeometry.js';
-export { i420Size, type I420Image } from './i420.js';
+export { i420Size, i420ToRgb, rgbToI420, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';
 export {
@@ -53,6 +53,7 @@ export {
   type PoseBlend,
 } from './spriteAtlas.js';
 export { spriteSet, type SpriteSet } from './spriteSet.js';
+export { mouthShape, type MouthShape } from './mouthShape.js';
 export {
   decodeAtlasFile,
   encodeAtlasFile,
