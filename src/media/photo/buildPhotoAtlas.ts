@@ -36,6 +36,12 @@ export const CANVAS_MARGIN = 16;
 export const CANVAS_SIZE = FRAME_WIDTH + 2 * CANVAS_MARGIN;
 /** Sprites stay this far inside the frame (they are pasted up to a few px off their place). */
 const SPRITE_MARGIN = 6;
+/**
+ * Sub-pixel breathing on a photo: most of the moving head differs a little between whole-pixel
+ * poses (texture, grain). Differences under 6 levels are left out (half of one at most shows,
+ * below the grain), which halves the work per frame.
+ */
+const PHOTO_BLEND = { minDelta: 6, joinGap: 1 };
 
 export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
@@ -75,7 +81,9 @@ export function buildPhotoAtlas(
   }
   const blends: PoseBlend[] = [];
   for (let i = 0; i + SWAY_OFFSETS.length < poses.length; i++) {
-    blends.push(poseBlend(poses[i] as Uint8Array, poses[i + SWAY_OFFSETS.length] as Uint8Array));
+    blends.push(
+      poseBlend(poses[i] as Uint8Array, poses[i + SWAY_OFFSETS.length] as Uint8Array, PHOTO_BLEND),
+    );
   }
   const posesDone = performance.now();
 
@@ -108,7 +116,7 @@ export function buildPhotoAtlas(
 
   const bytes =
     [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
-    blends.reduce((n, b) => n + b.index.byteLength + b.delta.byteLength, 0);
+    blends.reduce((n, b) => n + b.spans.byteLength + b.delta.byteLength, 0);
   const atlas: AvatarAtlas = {
     avatarId: atlasId,
     poses,

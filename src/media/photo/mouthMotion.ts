@@ -18,11 +18,11 @@ import type { MouthShapeAtRest } from './photoFace.js';
  */
 const CATALOGUE_HALF_WIDTH = 28;
 /** The catalogue's drawn faces open wider than a real mouth does. */
-const OPENING_SCALE = 0.72;
+const OPENING_SCALE = 0.64;
 /** How much of the upper lip's inner rise the outer edge shares. */
 const UPPER_OUTER_SHARE = 0.4;
 /** Share of the lower lip's drop that the chin follows. */
-const CHIN_SHARE = 0.9;
+const CHIN_SHARE = 0.8;
 /** Jaw points 3..13: how far each follows the chin (the jaw hinges near the ears). */
 const JAW_FOLLOW: Record<number, number> = {
   3: 0,

@@ -22,7 +22,7 @@ import {
  */
 
 /** Spline grid step, px: the map is smooth, so it is evaluated on a grid and interpolated. */
-const GRID = 2;
+const GRID = 3;
 /** The warp fades to nothing over this many px inside the sprite's border (no seams). */
 const BORDER_TAPER = 6;
 /** Fixed points along the sprite's border, every this many px. */
@@ -94,6 +94,8 @@ export function renderMouthSprite(
   const opening = pose.opening;
   const look = interiorLook(colours, pose);
   const colour = new Float32Array(3);
+  // Only pixels near the opening can show the inside of the mouth.
+  const box = opening ? openingBox(mouth.frame, opening, look) : null;
   for (let j = 0; j < h; j++) {
     const fj = j / GRID;
     const j0 = Math.min(gh - 2, Math.floor(fj));
@@ -111,7 +113,8 @@ export function renderMouthSprite(
       const py = ry + j + 0.5;
       const o = (j * w + i) * 3;
       sampleInto(canvas, px + dx * taper + offset, py + dy * taper + offset, out, o);
-      if (!opening) continue;
+      if (!opening || !box) continue;
+      if (px < box.x0 || px > box.x1 || py < box.y0 || py > box.y1) continue;
       const f = mouth.frame.toFace({ x: px, y: py });
       if (f.u <= opening.uMin || f.u >= opening.uMax) continue;
       const top = opening.upper.at(f.u);
@@ -127,6 +130,31 @@ export function renderMouthSprite(
     }
   }
   return out;
+}
+
+/** The frame-aligned box around the opening (and teeth resting on the lip), padded. */
+function openingBox(
+  frame: PhotoFace['mouth']['frame'],
+  opening: NonNullable<MouthPoseGeometry['opening']>,
+  look: InteriorLook,
+): { x0: number; y0: number; x1: number; y1: number } {
+  const pad = 2 + look.upperTeeth * look.teethOnLip;
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  const n = 16;
+  for (let i = 0; i <= n; i++) {
+    const u = opening.uMin + ((opening.uMax - opening.uMin) * i) / n;
+    for (const v of [opening.upper.at(u) - pad, opening.lower.at(u) + pad]) {
+      const q = frame.toImage(u, v);
+      x0 = Math.min(x0, q.x);
+      y0 = Math.min(y0, q.y);
+      x1 = Math.max(x1, q.x);
+      y1 = Math.max(y1, q.y);
+    }
+  }
+  return { x0: x0 - 2, y0: y0 - 2, x1: x1 + 2, y1: y1 + 2 };
 }
 
 function bilinear(g: Float32Array, k: number, gw: number, ax: number, ay: number): number {
@@ -160,9 +188,9 @@ function interiorLook(c: FaceColours, pose: MouthPoseGeometry): InteriorLook {
   const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
   // Teeth: the eyes' whites, a little warmer and in the mouth's shade.
   const teeth: Colour = [c.sclera[0] * 0.95, c.sclera[1] * 0.92, c.sclera[2] * 0.84];
-  const tongue: Colour = [lip[0] * 0.78, lip[1] * 0.5, lip[2] * 0.52];
+  const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
   return {
-    cavity: [lip[0] * 0.16 + 4, lip[1] * 0.07 + 3, lip[2] * 0.08 + 3],
+    cavity: [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4],
     lipEdge: scaled(lip, 0.3),
     teeth,
     tongueColour: tongue,
@@ -217,15 +245,18 @@ function interiorColour(
     if (cover <= 0) return;
     for (let k = 0; k < 3; k++) out[k] = lerp(out[k] as number, c[k]! * shade, cover);
   };
-  // The cavity: darkest in the middle, a little lighter against the lips.
+  // The cavity: in the shade of the upper lip and teeth at the top, a little lighter below and
+  // against the lips.
   const fromEdge = Math.min(v - top, bottom - v);
   const near = Math.exp(-Math.max(0, fromEdge) / 1.2) * 0.35;
-  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]!, look.lipEdge[k]!, near);
+  const depth = 0.55 + 0.45 * clamp((v - top) / Math.max(1, height), 0, 1);
+  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, near);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {
-    const crest = bottom - height * 0.5 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
-    const depth = clamp((v - crest) / Math.max(1, bottom - crest), 0, 1);
-    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), 0.7 + 0.3 * depth);
+    const crest = bottom - height * 0.62 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
+    const below = clamp((v - crest) / Math.max(1, bottom - crest), 0, 1);
+    // Its top lies in shadow, its front catches the light.
+    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), 0.55 + 0.45 * Math.sqrt(below));
   }
   // Lower teeth, in the shade of the upper lip.
   const lower = look.lowerTeeth * teethProfile(t);

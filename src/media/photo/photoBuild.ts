@@ -86,23 +86,23 @@ export async function buildPhotoAvatar(
 
   stage('finding the face');
   const faces = await pool.detect(picture.data, picture.width, picture.height);
-  const scale = source.width / picture.width;
-  const face = chooseFace(faces, scale, options.faceLimits ?? DEFAULT_FACE_LIMITS);
-  const landmarks = face.landmarks.map((p) => ({ x: p.x * scale, y: p.y * scale }));
+  const toSource = source.width / picture.width;
+  const face = chooseFace(faces, toSource, options.faceLimits ?? DEFAULT_FACE_LIMITS);
+  const landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
   done('detect');
 
   stage('framing');
-  const framing = chooseFraming(landmarks, source.width, source.height);
-  const k = framing.size / 512;
-  const canvas = await decodeSquare(
-    source,
-    {
-      x: framing.x - CANVAS_MARGIN * k,
-      y: framing.y - CANVAS_MARGIN * k,
-      size: CANVAS_SIZE * k,
-    },
-    CANVAS_SIZE,
-  );
+  // The frame's corner on a whole pixel of the scaled picture: the crop is exact.
+  const chosen = chooseFraming(landmarks, source.width, source.height);
+  const scale = 512 / chosen.size;
+  const left = Math.round(chosen.x * scale);
+  const top = Math.round(chosen.y * scale);
+  const framing: Framing = { x: left / scale, y: top / scale, size: chosen.size };
+  const canvas = await decodeSquare(source, scale, {
+    left: left - CANVAS_MARGIN,
+    top: top - CANVAS_MARGIN,
+    size: CANVAS_SIZE,
+  });
   done('crop');
 
   stage('building');

@@ -92,34 +92,33 @@ export async function decodeFitted(source: PhotoSource, maxSide: number): Promis
 }
 
 /**
- * A square region of the picture (upright coordinates, may reach outside it) resampled to
- * `size` x `size` pixels; what lies outside the picture repeats its edge.
+ * A square of the picture scaled by `scale`: the picture is resized as a whole (so every pixel
+ * sits exactly where `scale` puts it) and the square at (`left`, `top`) of the result, in whole
+ * pixels, is cut out; what lies outside the picture repeats its edge.
  */
 export async function decodeSquare(
   source: PhotoSource,
-  region: { x: number; y: number; size: number },
-  size: number,
+  scale: number,
+  square: { left: number; top: number; size: number },
 ): Promise<RgbPicture> {
-  const k = size / region.size;
-  const x0 = Math.max(0, Math.floor(region.x));
-  const y0 = Math.max(0, Math.floor(region.y));
-  const x1 = Math.min(source.width, Math.ceil(region.x + region.size));
-  const y1 = Math.min(source.height, Math.ceil(region.y + region.size));
-  if (x1 <= x0 || y1 <= y0) throw new RangeError('the region lies outside the picture');
-  const outW = Math.max(1, Math.round((x1 - x0) * k));
-  const outH = Math.max(1, Math.round((y1 - y0) * k));
+  const width = Math.max(1, Math.round(source.width * scale));
+  const height = Math.max(1, Math.round(source.height * scale));
+  const { left, top, size } = square;
+  const x0 = Math.max(0, left);
+  const y0 = Math.max(0, top);
+  const x1 = Math.min(width, left + size);
+  const y1 = Math.min(height, top + size);
+  if (x1 <= x0 || y1 <= y0) throw new RangeError('the square lies outside the picture');
   const part = await toRgb(
     open(source)
-      .extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 })
-      .resize({ width: outW, height: outH, fit: 'fill', kernel: 'lanczos3' }),
+      .resize({ width, height, fit: 'fill', kernel: 'lanczos3' })
+      .extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
   );
-  const ox = Math.round((x0 - region.x) * k);
-  const oy = Math.round((y0 - region.y) * k);
   const out = new Uint8Array(size * size * 3);
   for (let j = 0; j < size; j++) {
-    const sj = Math.min(part.height - 1, Math.max(0, j - oy));
+    const sj = Math.min(part.height - 1, Math.max(0, top + j - y0));
     for (let i = 0; i < size; i++) {
-      const si = Math.min(part.width - 1, Math.max(0, i - ox));
+      const si = Math.min(part.width - 1, Math.max(0, left + i - x0));
       const s = (sj * part.width + si) * 3;
       const d = (j * size + i) * 3;
       out[d] = part.data[s] as number;

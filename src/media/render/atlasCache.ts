@@ -20,7 +20,7 @@ import { avatarAtlasAsync } from './spriteAtlas.js';
  */
 
 /** Bump when the file layout changes. */
-const FORMAT = 'visage-atlas-2';
+const FORMAT = 'visage-atlas-3';
 
 export type AtlasSource = 'cache' | 'built';
 

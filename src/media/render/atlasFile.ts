@@ -83,6 +83,7 @@ export function decodeAtlasFile(
   checkAtlasLayout(header.layout, header.payloadBytes);
   const buffer = new SharedArrayBuffer(header.payloadBytes);
   new Uint8Array(buffer).set(payload);
+  checkBlendSpans(header.layout, buffer);
   return {
     shared: { avatarId: header.avatarId, buffer, layout: header.layout, buildMs: header.buildMs },
     header,
@@ -114,8 +115,9 @@ export function checkAtlasLayout(layout: AtlasLayout, bytes: number): void {
   }
   for (const p of layout.poses) slot(p, 1, i420Size(FRAME_WIDTH, FRAME_HEIGHT));
   for (const b of layout.blends) {
-    slot(b.index, 4);
-    slot(b.delta, 2, b.index[1]);
+    slot(b.spans, 4);
+    slot(b.delta, 2);
+    if (b.spans[1] % 2 !== 0) throw new Error('layout does not fit');
   }
   const sprites = (set: SpriteSetLayout, count: number) => {
     if (!isSpriteRect(set.rect) || set.sprites.length !== count) {
@@ -128,6 +130,22 @@ export function checkAtlasLayout(layout: AtlasLayout, bytes: number): void {
   sprites(layout.eyes, GAZES.length * LID_LEVELS.length);
   sprites(layout.mouths, 1 + (VISEMES.length - 1) * (MOUTH_LEVELS - 1));
   if (!insideFrame(layout.mouthRegion, 0)) throw new Error('layout has another shape');
+}
+
+/** Every blend run lies inside the frame, and the runs account for exactly their differences. */
+function checkBlendSpans(layout: AtlasLayout, buffer: SharedArrayBuffer): void {
+  const frameBytes = i420Size(FRAME_WIDTH, FRAME_HEIGHT);
+  for (const b of layout.blends) {
+    const spans = new Uint32Array(buffer, b.spans[0], b.spans[1]);
+    let total = 0;
+    for (let s = 0; s < spans.length; s += 2) {
+      const start = spans[s] as number;
+      const length = spans[s + 1] as number;
+      if (start + length > frameBytes) throw new Error('a blend reaches outside the frame');
+      total += length;
+    }
+    if (total !== b.delta[1]) throw new Error('a blend does not match its differences');
+  }
 }
 
 /** Even position and size (chroma lines up), and inside the frame wherever it is pasted. */

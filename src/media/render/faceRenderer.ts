@@ -224,14 +224,18 @@ function nearestLid(lid: number): number {
 
 function applyBlend(
   out: Uint8Array,
-  blend: { index: Uint32Array; delta: Int16Array } | undefined,
+  blend: { spans: Uint32Array; delta: Int16Array } | undefined,
   step: number,
 ): void {
   if (!blend) return;
-  const { index, delta } = blend;
+  const { spans, delta } = blend;
   const half = BLEND_STEPS >> 1;
-  for (let i = 0; i < index.length; i++) {
-    const k = index[i] as number;
-    out[k] = (out[k] as number) + (((delta[i] as number) * step + half) >> BLEND_SHIFT);
+  let d = 0;
+  for (let s = 0; s < spans.length; s += 2) {
+    const start = spans[s] as number;
+    const end = start + (spans[s + 1] as number);
+    for (let k = start; k < end; k++, d++) {
+      out[k] = (out[k] as number) + (((delta[d] as number) * step + half) >> BLEND_SHIFT);
+    }
   }
 }

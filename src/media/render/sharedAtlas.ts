@@ -18,7 +18,7 @@ export interface SharedAvatarAtlas {
 /** Where each array of the atlas sits in the buffer: [byte offset, element count]. */
 export interface AtlasLayout {
   readonly poses: [number, number][];
-  readonly blends: { index: [number, number]; delta: [number, number] }[];
+  readonly blends: { spans: [number, number]; delta: [number, number] }[];
   readonly eyes: SpriteSetLayout;
   readonly mouths: SpriteSetLayout;
   readonly mouthRegion: Rect;
@@ -63,7 +63,7 @@ export function packAtlas(atlas: AvatarAtlas): SharedAvatarAtlas {
   });
   const layout: AtlasLayout = {
     poses: atlas.poses.map(slot),
-    blends: atlas.blends.map((b) => ({ index: slot(b.index), delta: slot(b.delta) })),
+    blends: atlas.blends.map((b) => ({ spans: slot(b.spans), delta: slot(b.delta) })),
     eyes: setLayout(atlas.eyes),
     mouths: setLayout(atlas.mouths),
     mouthRegion: atlas.mouthRegion,
@@ -94,7 +94,7 @@ export function packAtlas(atlas: AvatarAtlas): SharedAvatarAtlas {
     buildMs: atlas.buildMs,
     layout: {
       poses: layout.poses.map(place),
-      blends: layout.blends.map((b) => ({ index: place(b.index), delta: place(b.delta) })),
+      blends: layout.blends.map((b) => ({ spans: place(b.spans), delta: place(b.delta) })),
       eyes: placeSet(layout.eyes),
       mouths: placeSet(layout.mouths),
       mouthRegion: layout.mouthRegion,
@@ -121,7 +121,7 @@ export function unpackAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarA
     avatarId,
     poses: layout.poses.map(u8),
     blends: layout.blends.map((b) => ({
-      index: new Uint32Array(buffer, b.index[0], b.index[1]),
+      spans: new Uint32Array(buffer, b.spans[0], b.spans[1]),
       delta: new Int16Array(buffer, b.delta[0], b.delta[1]),
     })),
     eyes: set(layout.eyes),
