@@ -8,6 +8,8 @@ export default defineConfig({
     'cli/main': 'src/cli/main.ts',
     // The audio worker pool's thread (src/media/worker/audioWorkerPool.ts finds it here).
     'media/audioWorker': 'src/media/worker/audioWorker.ts',
+    // The photo worker's thread (src/media/photo/photoWorkerPool.ts finds it here).
+    'media/photoWorker': 'src/media/photo/photoWorker.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -11,7 +11,9 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import pino from 'pino';
 import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
+import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import type { FileStorage } from '../../src/server/fileStorage.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
@@ -29,6 +31,12 @@ const livekit = await startLivekitProcess({
   // stdout is this process's answer channel to the bench.
   output: process.stderr,
 });
+// Photo avatars' builds come from the server's file storage, as under `visage dev`.
+const storage: { files?: FileStorage } = {};
+const assets: MediaAssets = {
+  get: (id) =>
+    storage.files ? storage.files.get(id) : Promise.reject(new Error('file storage not open')),
+};
 const server = await startVisage(
   {
     host: '127.0.0.1',
@@ -41,8 +49,9 @@ const server = await startVisage(
     livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
     version: 'bench',
   },
-  { log, media: await LiveKitMediaCore.create({ log }) },
+  { log, media: await LiveKitMediaCore.create({ log, assets }) },
 );
+storage.files = server.files;
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
 

@@ -1,8 +1,10 @@
 // A mint proxy: the small backend that holds the Visage secret key. The browser never sees the
 // key: it asks this server for a session (and gets only the room URL and its participant
-// token), and sends what the avatar should say through it. It also serves the page.
+// token), and sends what the avatar should say through it. It also serves the page, and turns
+// a photo the user picks into their own photo avatar.
 //
 //   VISAGE_API_KEY=sk_... npx tsx examples/mint-proxy/proxy.ts     (then open http://HOST:3000)
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,9 @@ export interface MintProxyOptions {
   port?: number;
 }
 
+/** The largest photo the proxy passes on (the service's own limit). */
+const MAX_PHOTO_BYTES = 20 * 1024 * 1024;
+
 const page = readFileSync(new URL('./page.html', import.meta.url));
 // The SDK's self-contained ES module build, next to its UMD build (the `require` entry).
 const livekitClient = readFileSync(
@@ -33,10 +38,14 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     options.avatarId ?? (await visage.avatars.list()).data[0]?.avatar_id ?? 'no avatar';
   /** Sessions this proxy created, so they can be driven and ended (a real app keys them by user). */
   const sessions = new Set<string>();
+  /** Photo avatars this proxy made, by the picture's SHA-256: the same photo is built once. */
+  const photoAvatars = new Map<string, string>();
 
   const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
-    'POST /api/session': async () => {
-      const s = await visage.sessions.create({ avatar_id: avatarId, mode: 'video' });
+    'POST /api/session': async (body) => {
+      // The default avatar, or a photo avatar this proxy made (never an arbitrary id).
+      const chosen = body.avatar_id === undefined ? avatarId : ownAvatar(body.avatar_id);
+      const s = await visage.sessions.create({ avatar_id: chosen, mode: 'video' });
       sessions.add(s.session_id);
       // Only what the browser needs: never the key, nothing it could spend money with.
       return {
@@ -59,6 +68,26 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     },
   };
 
+  /** The picked photo (the request body, as the browser sent the file) becomes an avatar. */
+  async function makePhotoAvatar(picture: Buffer) {
+    const hash = createHash('sha256').update(picture).digest('hex');
+    const known = photoAvatars.get(hash);
+    if (known) return { avatar_id: known };
+    const avatar = await visage.avatars.create({
+      name: `Photo ${hash.slice(0, 8)}`,
+      image: new Uint8Array(picture),
+    });
+    photoAvatars.set(hash, avatar.avatar_id);
+    return { avatar_id: avatar.avatar_id };
+  }
+
+  function ownAvatar(id: unknown): string {
+    if (typeof id !== 'string' || ![...photoAvatars.values()].includes(id)) {
+      throw new HttpError(404, 'unknown avatar');
+    }
+    return id;
+  }
+
   function ownSession(id: unknown): string {
     if (typeof id !== 'string' || !sessions.has(id)) throw new HttpError(404, 'unknown session');
     return id;
@@ -67,7 +96,10 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : errorStatus(err);
-      send(res, status, 'application/json', JSON.stringify({ error: String(err) }));
+      // The service's reason (e.g. no_face_found) is safe to show; the key is never in it.
+      const code = err instanceof VisageApiError ? err.code : undefined;
+      const message = err instanceof Error ? err.message : String(err);
+      send(res, status, 'application/json', JSON.stringify({ error: message, code }));
     });
   });
 
@@ -76,6 +108,10 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     if (req.method === 'GET' && path === '/') return send(res, 200, 'text/html', page);
     if (req.method === 'GET' && path === '/livekit-client.esm.mjs') {
       return send(res, 200, 'text/javascript', livekitClient);
+    }
+    if (req.method === 'POST' && path === '/api/avatar') {
+      const avatar = await makePhotoAvatar(await readBody(req, MAX_PHOTO_BYTES));
+      return send(res, 200, 'application/json', JSON.stringify(avatar));
     }
     const route = routes[`${req.method} ${path}`];
     if (!route) throw new HttpError(404, 'not found');
@@ -90,6 +126,7 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
   return {
     url: `http://${options.host ?? 'localhost'}:${port}`,
     sessions,
+    photoAvatars,
     async close() {
       await Promise.all([...sessions].map((id) => visage.sessions.delete(id).catch(() => {})));
       server.closeAllConnections();
@@ -109,6 +146,18 @@ class HttpError extends Error {
 
 function errorStatus(err: unknown): number {
   return err instanceof VisageApiError ? err.status : 500;
+}
+
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new HttpError(413, 'the photo is over 20 MiB');
+    chunks.push(chunk);
+  }
+  if (size === 0) throw new HttpError(400, 'no photo in the request');
+  return Buffer.concat(chunks);
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -1,9 +1,12 @@
 import type { z } from 'zod';
 import { AUDIO_PAYLOAD_TYPES_TEXT } from './audioTypes.js';
 import { errorEnvelopeSchema } from './errors.js';
-import { FILE_ID, SESSION_ID, VOICE_ID, type IdRef } from './ids.js';
+import { AVATAR_ID, FILE_ID, SESSION_ID, VOICE_ID, type IdRef } from './ids.js';
 import {
   audioFileRequestSchema,
+  createAvatarFormSchema,
+  createAvatarRequestSchema,
+  listAvatarsQuerySchema,
   createSessionRequestSchema,
   createVoiceRequestSchema,
   interruptRequestSchema,
@@ -39,9 +42,14 @@ export interface EndpointSpec {
   readonly summary: string;
   readonly status: number;
   readonly auth: boolean;
-  /** JSON body schema; `multipart` and `audio` bodies are described in prose. */
+  /** JSON body schema; `audio` bodies are described in prose. */
   readonly body?: z.ZodType;
-  readonly bodyKind?: 'json' | 'optional-json' | 'multipart' | 'audio';
+  /** `image`: multipart (the `multipart` description) or JSON (`body`). */
+  readonly bodyKind?: 'json' | 'optional-json' | 'multipart' | 'audio' | 'image';
+  /** A multipart body: its file part and the text fields beside it. */
+  readonly multipart?: { readonly file: string; readonly fields?: z.ZodType };
+  /** The success body when it is not JSON (`response`). */
+  readonly responseType?: 'image/png';
   readonly query?: z.ZodType;
   readonly response?: z.ZodType;
   /** Session endpoints carry the two concurrency headers. */
@@ -57,6 +65,7 @@ export const ENDPOINTS = {
     status: 201,
     auth: true,
     bodyKind: 'multipart',
+    multipart: { file: 'file' },
     response: fileSchema,
   },
   listFiles: {
@@ -123,13 +132,53 @@ export const ENDPOINTS = {
     status: 204,
     auth: true,
   },
+  createAvatar: {
+    method: 'POST',
+    path: '/v1/avatars',
+    summary:
+      'Make an avatar from a portrait photo (JPEG, PNG or WebP, one frontal face; the largest of several): multipart part `image` with fields `name` and optional `voice_id`, or JSON `{ name, image_url, voice_id? }`. Built within the request.',
+    status: 201,
+    auth: true,
+    body: createAvatarRequestSchema,
+    bodyKind: 'image',
+    multipart: { file: 'image', fields: createAvatarFormSchema },
+    response: avatarSchema,
+  },
   listAvatars: {
     method: 'GET',
     path: '/v1/avatars',
-    summary: 'List the built-in avatar catalogue.',
+    summary: "List the account's photo avatars (newest first), then the stock avatars.",
     status: 200,
     auth: true,
+    query: listAvatarsQuerySchema,
     response: listSchema(avatarSchema),
+  },
+  getAvatar: {
+    method: 'GET',
+    path: '/v1/avatars/{id}',
+    pathId: AVATAR_ID,
+    summary: 'Fetch one avatar: a photo avatar of the account or a stock avatar.',
+    status: 200,
+    auth: true,
+    response: avatarSchema,
+  },
+  getAvatarPreview: {
+    method: 'GET',
+    path: '/v1/avatars/{id}/preview',
+    pathId: AVATAR_ID,
+    summary: "The avatar's neutral frame as a 512x512 PNG.",
+    status: 200,
+    auth: true,
+    responseType: 'image/png',
+  },
+  deleteAvatar: {
+    method: 'DELETE',
+    path: '/v1/avatars/{id}',
+    pathId: AVATAR_ID,
+    summary:
+      'Delete a photo avatar (idempotent, empty body). Live sessions showing it keep running; new sessions get 404.',
+    status: 204,
+    auth: true,
   },
   createSession: {
     method: 'POST',

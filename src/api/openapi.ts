@@ -53,7 +53,9 @@ function operation(name: string, ep: EndpointSpec): JsonSchema {
   }
   const headers = ep.sessionHeaders ? sessionHeaders : undefined;
   const success: JsonSchema = { description: ep.summary, headers };
-  if (ep.response) {
+  if (ep.responseType) {
+    success.content = { [ep.responseType]: { schema: { type: 'string', format: 'binary' } } };
+  } else if (ep.response) {
     success.content = { 'application/json': { schema: toSchema(ep.response, 'output') } };
   } else if (ep.path === ENDPOINTS.openapi.path) {
     success.content = { 'application/json': { schema: { type: 'object' } } };
@@ -70,19 +72,14 @@ function operation(name: string, ep: EndpointSpec): JsonSchema {
     responses: { [String(ep.status)]: success, default: errorResponse },
   };
   if (ep.auth) op.security = [{ bearer: [] }];
-  if (ep.bodyKind === 'multipart') {
-    op.requestBody = {
-      required: true,
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            required: ['file'],
-            properties: { file: { type: 'string', format: 'binary' } },
-          },
-        },
-      },
+  if (ep.multipart && (ep.bodyKind === 'multipart' || ep.bodyKind === 'image')) {
+    const content: JsonSchema = {
+      'multipart/form-data': { schema: multipartSchema(ep.multipart) },
     };
+    if (ep.bodyKind === 'image' && ep.body) {
+      content['application/json'] = { schema: toSchema(ep.body, 'input') };
+    }
+    op.requestBody = { required: true, content };
   } else if (ep.bodyKind === 'audio' && ep.body) {
     const audio = { schema: { type: 'string', format: 'binary' } };
     op.requestBody = {
@@ -99,6 +96,24 @@ function operation(name: string, ep: EndpointSpec): JsonSchema {
     };
   }
   return op;
+}
+
+/** A multipart form: the binary file part and the text fields of `fields` (a zod object). */
+function multipartSchema(multipart: NonNullable<EndpointSpec['multipart']>): JsonSchema {
+  const fields = multipart.fields
+    ? (toSchema(multipart.fields, 'input') as {
+        properties?: Record<string, JsonSchema>;
+        required?: string[];
+      })
+    : {};
+  return {
+    type: 'object',
+    required: [multipart.file, ...(fields.required ?? [])],
+    properties: {
+      [multipart.file]: { type: 'string', format: 'binary' },
+      ...(fields.properties ?? {}),
+    },
+  };
 }
 
 /** The OpenAPI 3.1 document, generated from the endpoint table and the zod schemas. */

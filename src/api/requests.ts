@@ -24,6 +24,25 @@ export const createVoiceRequestSchema = z
   })
   .meta({ id: 'CreateVoiceRequest', description: 'Exactly one of file_id or url.' });
 
+const avatarName = lineText().trim().min(1).max(100);
+
+/** POST /v1/avatars as JSON: the portrait is fetched from a public URL. */
+export const createAvatarRequestSchema = z
+  .strictObject({
+    name: avatarName,
+    image_url: lineText().max(2048),
+    voice_id: idRefSchema(VOICE_ID).optional(),
+  })
+  .meta({ id: 'CreateAvatarRequest' });
+
+/** POST /v1/avatars as multipart/form-data: these text fields beside the part `image`. */
+export const createAvatarFormSchema = z
+  .strictObject({
+    name: avatarName,
+    voice_id: idRefSchema(VOICE_ID).optional(),
+  })
+  .meta({ id: 'CreateAvatarForm' });
+
 /** LiveKit room names and identities: printable, no slashes or spaces at the ends. */
 const livekitName = z
   .string()
@@ -102,12 +121,18 @@ export const listVoicesQuerySchema = listQuerySchema.extend({
   after: cursorParam(ID_PREFIXES.clonedVoice, ID_PREFIXES.stockVoice),
 });
 
+export const listAvatarsQuerySchema = listQuerySchema.extend({
+  after: cursorParam(ID_PREFIXES.avatar),
+});
+
 export const listSessionsQuerySchema = listQuerySchema.extend({
   after: cursorParam(ID_PREFIXES.session),
   status: sessionStatusSchema.optional(),
 });
 
 export type CreateVoiceRequest = z.infer<typeof createVoiceRequestSchema>;
+export type CreateAvatarRequest = z.infer<typeof createAvatarRequestSchema>;
+export type CreateAvatarForm = z.infer<typeof createAvatarFormSchema>;
 export type CreateSessionRequest = z.infer<typeof createSessionRequestSchema>;
 export type CallerLiveKit = z.infer<typeof callerLiveKitSchema>;
 export type SpeakRequest = z.infer<typeof speakRequestSchema>;

@@ -36,9 +36,14 @@ export const avatarSchema = z
   .object({
     avatar_id: idSchema(ID_PREFIXES.avatar),
     name: z.string(),
-    description: z.string(),
-    default_voice_id: idSchema(ID_PREFIXES.stockVoice),
-    preview_url: z.string().optional(),
+    description: z.string().optional(),
+    /** `stock`: ships with Visage (drawn); `photo`: made from a portrait with POST /v1/avatars. */
+    source: z.enum(['stock', 'photo']),
+    status: z.literal('ready'),
+    default_voice_id: idSchema(ID_PREFIXES.clonedVoice, ID_PREFIXES.stockVoice),
+    /** Path of the 512x512 PNG preview (GET, with the same key). */
+    preview_url: z.string(),
+    created_at: timestamp,
   })
   .meta({ id: 'Avatar' });
 

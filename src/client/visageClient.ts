@@ -1,6 +1,7 @@
 import { FormData, fetch, type Dispatcher } from 'undici';
 import type {
   Avatar,
+  CreateAvatarRequest,
   CreateSessionRequest,
   CreateVoiceRequest,
   CreatedSession,
@@ -65,6 +66,8 @@ interface Call {
   body?: Uint8Array | Blob | FormData;
   contentType?: string;
   options?: RequestOptions;
+  /** The success body is bytes (an image), not JSON. */
+  binary?: boolean;
 }
 
 /**
@@ -132,8 +135,39 @@ export class VisageClient {
   };
 
   readonly avatars = {
-    list: (options?: RequestOptions): Promise<List<Avatar>> =>
-      this.call({ ...route('listAvatars'), options }),
+    /**
+     * Makes a photo avatar from a portrait (JPEG, PNG or WebP with one frontal face; the
+     * largest face of several): the picture's bytes, or `{ image_url }` for the service to
+     * fetch. The build takes a few seconds within the call.
+     */
+    create: (
+      req:
+        | { name: string; image: Uint8Array | Blob; filename?: string; voice_id?: string }
+        | CreateAvatarRequest,
+      options?: RequestOptions,
+    ): Promise<Avatar> => {
+      if ('image_url' in req) return this.call({ ...route('createAvatar'), json: req, options });
+      const form = new FormData();
+      const blob =
+        req.image instanceof Blob ? req.image : new Blob([req.image as Uint8Array<ArrayBuffer>]);
+      form.append('image', blob, req.filename ?? 'portrait');
+      form.append('name', req.name);
+      if (req.voice_id !== undefined) form.append('voice_id', req.voice_id);
+      return this.call({ ...route('createAvatar'), body: form, options });
+    },
+    /** The account's photo avatars (newest first), then the stock avatars. */
+    list: (query: ListQuery = {}, options?: RequestOptions): Promise<List<Avatar>> =>
+      this.call({ ...route('listAvatars'), query: { ...query }, options }),
+    get: (id: string, options?: RequestOptions): Promise<Avatar> =>
+      this.call({ ...route('getAvatar', id), options }),
+    /** The neutral frame, 512x512 PNG bytes. */
+    preview: async (id: string, options?: RequestOptions): Promise<Uint8Array> =>
+      (await this.send({ ...route('getAvatarPreview', id), options, binary: true }))
+        .body as Uint8Array,
+    /** Deletes a photo avatar; live sessions keep it, new ones get 404. Deleting again is fine. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.call({ ...route('deleteAvatar', id), options });
+    },
   };
 
   readonly sessions = {
@@ -233,7 +267,7 @@ export class VisageClient {
     }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.apiKey}`,
-      accept: 'application/json',
+      accept: call.binary ? '*/*' : 'application/json',
     };
     let body: string | Uint8Array | Blob | FormData | undefined = call.body;
     if (call.json !== undefined) {
@@ -257,6 +291,12 @@ export class VisageClient {
       if (call.options?.signal?.aborted) throw call.options.signal.reason;
       const what = timeout.aborted ? 'timed out' : 'failed';
       throw new VisageConnectionError(`${call.method} ${call.path} ${what}`, { cause: err });
+    }
+    if (call.binary && res.ok) {
+      return {
+        body: new Uint8Array(await res.arrayBuffer()),
+        headers: new Headers(res.headers as unknown as Headers),
+      };
     }
     const text = await res.text();
     // Tolerate empty and non-JSON bodies (DELETE may answer either).

@@ -9,6 +9,8 @@
 export interface CatalogueAvatar {
   readonly avatarId: string;
   readonly name: string;
+  /** The face design the renderer draws (`src/media/render/avatarDesigns.ts`). */
+  readonly design: string;
   readonly description: string;
   readonly defaultVoice: StockVoice;
 }
@@ -24,18 +26,21 @@ export const AVATAR_CATALOGUE: readonly CatalogueAvatar[] = [
   {
     avatarId: 'avt_Ada000000000000000000001',
     name: 'Ada',
+    design: 'Ada',
     description: 'Warm presenter with dark hair, calm delivery.',
     defaultVoice: { voiceId: 'voice_Ada000000000000000000001', name: 'Ada', speaker: 'female' },
   },
   {
     avatarId: 'avt_Milo00000000000000000001',
     name: 'Milo',
+    design: 'Milo',
     description: 'Friendly support agent with short hair, brisk delivery.',
     defaultVoice: { voiceId: 'voice_Milo00000000000000000001', name: 'Milo', speaker: 'male' },
   },
   {
     avatarId: 'avt_Noor00000000000000000001',
     name: 'Noor',
+    design: 'Noor',
     description: 'Tutor with glasses, clear and measured delivery.',
     defaultVoice: { voiceId: 'voice_Noor00000000000000000001', name: 'Noor', speaker: 'female' },
   },
@@ -43,6 +48,11 @@ export const AVATAR_CATALOGUE: readonly CatalogueAvatar[] = [
 
 export function findAvatar(avatarId: string): CatalogueAvatar | undefined {
   return AVATAR_CATALOGUE.find((a) => a.avatarId === avatarId);
+}
+
+/** The catalogue avatar drawn with `design` (the renderer keys its atlases by avatar id). */
+export function findAvatarByDesign(design: string): CatalogueAvatar | undefined {
+  return AVATAR_CATALOGUE.find((a) => a.design === design);
 }
 
 export function findStockVoice(voiceId: string): StockVoice | undefined {

@@ -11,9 +11,24 @@
 export type LiveKitTarget =
   { url: string; apiKey: string; apiSecret: string } | { url: string; token: string };
 
+/**
+ * What the renderer needs to show an avatar (plain JSON, like the whole spec): a catalogue
+ * face by its design name, or a photo avatar by the id of its stored build (read through the
+ * core's `MediaAssets`).
+ */
+export type AvatarFaceSpec =
+  { source: 'stock'; design: string } | { source: 'photo'; buildId: string };
+
+/** Where the media core reads stored bytes (photo builds): the server backs it with its files. */
+export interface MediaAssets {
+  /** The bytes stored under `id`; rejects when there are none. */
+  get(id: string): Promise<Uint8Array>;
+}
+
 export interface MediaSessionSpec {
   sessionId: string;
   avatarId: string;
+  avatar: AvatarFaceSpec;
   voiceId: string;
   /** The engine that made the voice (`espeak`, `elevenlabs`, `cartesia`): it speaks it. */
   voiceEngine: string;

@@ -9,6 +9,7 @@ import { mintAvatarJoinToken } from './avatarJoinToken.js';
 import { VisageException } from './errors.js';
 import { IdleController } from './idleController.js';
 import { pluginLog } from './log.js';
+import { ensurePhotoAvatar } from './photoAvatar.js';
 import {
   resolveOptions,
   resolveStartOptions,
@@ -223,8 +224,9 @@ export class AvatarSession extends voice.AvatarSession {
       | Pick<CreateSessionRequest, 'livekit'>
       | Pick<CreateSessionRequest, 'room_name' | 'publish_on_behalf' | 'agent_identity'>,
   ): Promise<Session> {
+    const avatarId = this.#o.avatarId ?? (await this.#photoAvatarId());
     const request: CreateSessionRequest = {
-      avatar_id: this.#o.avatarId!,
+      avatar_id: avatarId,
       mode: 'video',
       transport: 'livekit',
       ...where,
@@ -248,6 +250,19 @@ export class AvatarSession extends voice.AvatarSession {
       this.#participantToken = { participant_token, expires_at: participant_token_expires_at };
     }
     return session;
+  }
+
+  /** The photo avatar made from (or found for) `avatarImage`. */
+  async #photoAvatarId(): Promise<string> {
+    const image = this.#o.avatarImage;
+    if (image === undefined) throw new VisageException('avatarId or avatarImage is required');
+    const avatar = await ensurePhotoAvatar(
+      this.#control,
+      { apiUrl: this.#o.apiUrl, apiKey: this.#o.apiKey },
+      image,
+      this.#abort.signal,
+    );
+    return avatar.avatar_id;
   }
 
   async #attach(sessionId: string, roomName: string): Promise<Session> {

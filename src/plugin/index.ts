@@ -1,6 +1,7 @@
 /** The LiveKit Agents plugin: a Visage avatar speaks the agent's replies. */
 export { AvatarSession } from './avatarSession.js';
 export type { AvatarMode, AvatarSessionOptions, StartOptions } from './options.js';
+export type { AvatarImage } from './photoAvatar.js';
 export { VisageCapacityError, VisageException } from './errors.js';
 export { VisageTextTTS } from './visageTextTts.js';
 export { VisageSpeechOutput, type VisageSpeechOutputOptions } from './visageSpeechOutput.js';

@@ -4,6 +4,7 @@ import {
   type tokenize,
 } from '@livekit/agents';
 import { VisageException } from './errors.js';
+import type { AvatarImage } from './photoAvatar.js';
 
 /**
  * `text` (default): the agent's LLM text is spoken by Visage with its own voice, sentence by
@@ -13,8 +14,15 @@ import { VisageException } from './errors.js';
 export type AvatarMode = 'text' | 'audio';
 
 export interface AvatarSessionOptions {
-  /** The avatar to run (`avt_…`). Required unless `sessionId` is given. */
+  /** The avatar to run (`avt_…`). One of `avatarId`, `avatarImage` or `sessionId` is required. */
   avatarId?: string;
+  /**
+   * A portrait to animate instead of `avatarId`: a file path or the picture's bytes (JPEG, PNG
+   * or WebP; the largest face is used). The plugin makes the photo avatar once (`POST
+   * /v1/avatars`, a few seconds) and reuses it for the same picture: its name is
+   * `photo <content hash>`.
+   */
+  avatarImage?: AvatarImage;
   /** The voice (`vc_…` cloned, `voice_…` stock). Default: the avatar's default voice. */
   voiceId?: string;
   /** Attach to this existing session (`ses_…`) instead of creating one. */
@@ -83,6 +91,7 @@ export interface StartOptions {
 
 export interface ResolvedOptions {
   avatarId?: string;
+  avatarImage?: AvatarImage;
   voiceId?: string;
   sessionId?: string;
   mode: AvatarMode;
@@ -110,7 +119,23 @@ export function resolveOptions(o: AvatarSessionOptions): ResolvedOptions {
     );
   }
   if (!apiKey.startsWith('sk_')) throw new VisageException('apiKey must be a secret key (sk_…)');
-  if (!o.avatarId && !o.sessionId) throw new VisageException('avatarId (or sessionId) is required');
+  const avatarImage = o.avatarImage;
+  const given = [o.avatarId, avatarImage, o.sessionId].filter((x) => x !== undefined && x !== '');
+  if (given.length === 0) {
+    throw new VisageException('avatarId, avatarImage or sessionId is required');
+  }
+  if (given.length > 1) {
+    throw new VisageException('give only one of avatarId, avatarImage and sessionId');
+  }
+  if (
+    avatarImage !== undefined &&
+    !(typeof avatarImage === 'string' ? avatarImage.length > 0 : avatarImage instanceof Uint8Array)
+  ) {
+    throw new VisageException('avatarImage must be a file path or a Buffer of the picture');
+  }
+  if (avatarImage instanceof Uint8Array && avatarImage.length === 0) {
+    throw new VisageException('avatarImage is empty');
+  }
   const mode = o.mode ?? 'text';
   if (mode !== 'text' && mode !== 'audio') {
     throw new VisageException(`mode must be 'text' or 'audio', not '${String(mode)}'`);
@@ -125,6 +150,7 @@ export function resolveOptions(o: AvatarSessionOptions): ResolvedOptions {
   }
   return {
     avatarId: o.avatarId,
+    avatarImage,
     voiceId: o.voiceId,
     sessionId: o.sessionId,
     mode,

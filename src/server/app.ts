@@ -8,7 +8,7 @@ import { authenticate } from './http/authenticate.js';
 import { mountBodyLimits } from './http/bodyLimits.js';
 import { errorResponse } from './http/errorResponse.js';
 import { RateLimiter } from './http/rateLimiter.js';
-import { mountCatalogueRoutes } from './routes/catalogue.js';
+import { mountAvatarRoutes } from './routes/avatars.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
 import { mountFileRoutes } from './routes/files.js';
 import { mountMetaRoutes } from './routes/meta.js';
@@ -86,7 +86,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountMetaRoutes(app, deps);
   mountFileRoutes(app, deps);
   mountVoiceRoutes(app, deps);
-  mountCatalogueRoutes(app);
+  mountAvatarRoutes(app, deps);
   mountSessionRoutes(app, deps);
 
   app.notFound((c) =>

@@ -24,6 +24,12 @@ export interface Limits {
   createStageTimeoutMs: number;
   /** How often media that the store does not list as live on this node is looked for. */
   reconcileIntervalMs: number;
+  /** Largest portrait accepted for a photo avatar, decoded pixels. */
+  imageMaxPixels: number;
+  /** Smallest face a photo avatar is made from: the face box's longer side, px. */
+  minFacePx: number;
+  /** Photo avatar builds one node runs or queues at once; more answer 429 platform_busy. */
+  avatarBuildsInFlight: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -43,6 +49,9 @@ export const DEFAULT_LIMITS: Limits = {
   agentAbsenceMs: 10_000,
   createStageTimeoutMs: 30_000,
   reconcileIntervalMs: 30_000,
+  imageMaxPixels: 40_000_000,
+  minFacePx: 96,
+  avatarBuildsInFlight: 4,
 };
 
 /** Where sessions' rooms live: the embedded dev server or a real LiveKit deployment. */
@@ -98,5 +107,7 @@ export function limitsFromEnv(): Limits {
     defaultConcurrencyCap: envInt('VISAGE_DEFAULT_CAP', DEFAULT_LIMITS.defaultConcurrencyCap),
     requestsPerSecond: envInt('VISAGE_RATE_PER_SECOND', DEFAULT_LIMITS.requestsPerSecond),
     requestBurst: envInt('VISAGE_RATE_BURST', DEFAULT_LIMITS.requestBurst),
+    imageMaxPixels: envInt('VISAGE_IMAGE_MAX_PIXELS', DEFAULT_LIMITS.imageMaxPixels),
+    minFacePx: envInt('VISAGE_MIN_FACE_PX', DEFAULT_LIMITS.minFacePx),
   };
 }

@@ -4,27 +4,33 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
-import type { MediaCore } from '../media/mediaCore.js';
+import { AVATAR_CATALOGUE } from '../media/avatarCatalogue.js';
+import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
 import { LiveKitMediaCore } from '../media/session/index.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
 import { createApp } from './app.js';
+import { AvatarBuilder } from './avatarBuilder.js';
 import type { ServerConfig } from './config.js';
 import { acquireDataDirLock } from './dataDirLock.js';
-import { fileStorageFor } from './fileStorage.js';
+import { fileStorageFor, type FileStorage } from './fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
 import { SessionManager } from './sessionManager.js';
+import { StockPreviews } from './stockPreviews.js';
 import { Store } from './store/store.js';
 import { UrlFetcher } from './urlFetcher.js';
 import { voiceMaker } from './voiceAnalysis.js';
+import { CATALOGUE_EPOCH } from './wire.js';
 
 export interface VisageServer {
   /** Base URL of the HTTP API, e.g. http://127.0.0.1:8080. */
   url: string;
   port: number;
   store: Store;
+  /** Stored bytes (clips, voices, photo avatars): on disk or in the shared database. */
+  files: FileStorage;
   sessions: SessionManager;
   log: Logger;
   /** Ends live sessions (`shutdown`), stops listening and closes the database. */
@@ -35,7 +41,8 @@ export interface StartOptions {
   log?: Logger;
   /**
    * The media core, or one still starting (it then starts while the database opens); default:
-   * avatars in LiveKit rooms (`LiveKitMediaCore`), its atlases cached in `<dataDir>/cache`.
+   * avatars in LiveKit rooms (`LiveKitMediaCore`), its atlases cached in `<dataDir>/cache`
+   * and photo avatars' builds read from this server's file storage.
    */
   media?: MediaCore | Promise<MediaCore>;
   /** Told about each start-up step (database, avatars, TTS) as it starts and ends. */
@@ -61,6 +68,11 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     : acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
   let store: Store | undefined;
   const tts = options.tts ?? new TtsEngines();
+  // Photo avatars' builds come from the file storage, open once the database is.
+  let files: FileStorage | undefined;
+  const assets: MediaAssets = {
+    get: (id) => (files ? files.get(id) : Promise.reject(new Error('file storage not open'))),
+  };
   // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
   const mediaStarting = Promise.resolve(
     options.media ??
@@ -70,6 +82,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         agentAbsenceMs: config.limits.agentAbsenceMs,
         cacheDir: cacheDirOf(config.dataDir),
         progress: options.progress,
+        assets,
       }),
   );
   try {
@@ -83,6 +96,17 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       }),
     ]);
     store = opened;
+    files = fileStorageFor(store, config.dataDir);
+    await store.seedStockAvatars(
+      AVATAR_CATALOGUE.map((a) => ({
+        id: a.avatarId,
+        name: a.name,
+        description: a.description,
+        defaultVoiceId: a.defaultVoice.voiceId,
+        design: a.design,
+      })),
+      new Date(CATALOGUE_EPOCH),
+    );
     const orphans = await store.endLiveSessionsOnNode(config.nodeId, 'shutdown');
     if (orphans > 0) log.warn({ count: orphans }, 'ended sessions left live by a previous run');
     const sessions = new SessionManager({
@@ -105,9 +129,11 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     const app = createApp({
       store,
       sessions,
-      files: fileStorageFor(store, config.dataDir),
+      files,
       urlFetcher,
       analyzeVoice: voiceMaker(tts),
+      avatarBuilder: new AvatarBuilder(config.limits),
+      stockPreviews: new StockPreviews(),
       limits: config.limits,
       version: config.version,
       mediaKind: media.kind,
@@ -131,6 +157,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       url: `http://${host}:${port}`,
       port,
       store: openStore,
+      files,
       sessions,
       log,
       close: () =>

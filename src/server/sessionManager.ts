@@ -9,10 +9,11 @@ import {
   type EndReason,
   type InterruptResult,
 } from '../api/index.js';
-import { findAvatar, findStockVoice } from '../media/avatarCatalogue.js';
+import { findStockVoice } from '../media/avatarCatalogue.js';
 import {
   MediaJoinRefusedError,
   MediaUnavailableError,
+  type AvatarFaceSpec,
   type MediaCore,
   type MediaEndReason,
   type MediaSession,
@@ -23,7 +24,13 @@ import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKi
 import type { Limits, LiveKitConfig } from './config.js';
 import { mintParticipantToken } from './participantToken.js';
 import { StageTimeoutError, withinDeadline } from './stageDeadline.js';
-import type { ApiKeyRecord, CapacityRefusal, SessionRecord, Store } from './store/store.js';
+import type {
+  ApiKeyRecord,
+  AvatarRecord,
+  CapacityRefusal,
+  SessionRecord,
+  Store,
+} from './store/store.js';
 
 /** A session this node runs: its media, its timers and the queue that orders its calls. */
 interface LiveSession {
@@ -77,7 +84,8 @@ export class SessionManager {
   }
 
   async create(key: ApiKeyRecord, req: CreateSessionRequest): Promise<CreatedSession> {
-    const avatar = findAvatar(req.avatar_id);
+    // Stock and photo avatars alike are rows of the store (another key's answer 404).
+    const avatar = await this.o.store.getAvatar(key.id, req.avatar_id);
     if (!avatar) {
       throw new ApiError('avatar_not_found', `No avatar \`${req.avatar_id}\`.`, {
         param: 'avatar_id',
@@ -90,7 +98,7 @@ export class SessionManager {
         { param: 'agent_identity' },
       );
     }
-    const voiceId = req.voice_id ?? avatar.defaultVoice.voiceId;
+    const voiceId = req.voice_id ?? avatar.defaultVoiceId;
     const voice = await this.resolveVoice(key, voiceId);
     const caller = req.livekit ? await this.resolveCallerLiveKit(req) : null;
     const id = newId(ID_PREFIXES.session);
@@ -103,7 +111,7 @@ export class SessionManager {
           id,
           keyId: key.id,
           nodeId: this.o.nodeId,
-          avatarId: avatar.avatarId,
+          avatarId: avatar.id,
           voiceId,
           mode: 'video',
           transport: 'livekit',
@@ -142,6 +150,7 @@ export class SessionManager {
     try {
       session.media = await this.startMedia(
         session,
+        faceOf(avatar),
         voice,
         caller ? { url: caller.url, token: caller.token } : this.o.livekit,
         caller === null && req.room_name === undefined,
@@ -185,6 +194,7 @@ export class SessionManager {
    */
   private async startMedia(
     session: LiveSession,
+    face: AvatarFaceSpec,
     voice: { engine: string; profile: unknown },
     livekit: MediaSessionSpec['livekit'],
     ownsRoom: boolean,
@@ -202,6 +212,7 @@ export class SessionManager {
           {
             sessionId: record.id,
             avatarId: record.avatarId,
+            avatar: face,
             voiceId: record.voiceId,
             voiceEngine: voice.engine,
             voiceProfile: voice.profile,
@@ -480,6 +491,15 @@ export class SessionManager {
       this.o.log.error({ err, session_id: s.record.id }, 'media teardown failed');
     });
   }
+}
+
+/** What the renderer needs of an avatar record: its design, or its photo build. */
+function faceOf(avatar: AvatarRecord): AvatarFaceSpec {
+  if (avatar.source === 'photo' && avatar.buildBlobId) {
+    return { source: 'photo', buildId: avatar.buildBlobId };
+  }
+  if (avatar.source === 'stock' && avatar.design) return { source: 'stock', design: avatar.design };
+  throw new Error(`avatar ${avatar.id} has nothing to render`);
 }
 
 function endedError(id: string): ApiError {

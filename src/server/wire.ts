@@ -5,13 +5,14 @@ import {
   type Session,
   type Voice,
 } from '../api/index.js';
-import type { CatalogueAvatar, StockVoice } from '../media/avatarCatalogue.js';
-import type { FileRecord, SessionRecord, VoiceRecord } from './store/store.js';
+import { ENDPOINTS } from '../api/index.js';
+import type { StockVoice } from '../media/avatarCatalogue.js';
+import type { AvatarRecord, FileRecord, SessionRecord, VoiceRecord } from './store/store.js';
 
 /** Records as the wire contract shows them. */
 
-/** Stock voices ship with the product; their creation time is the epoch of the catalogue. */
-const CATALOGUE_EPOCH = '2026-01-01T00:00:00.000Z';
+/** Stock voices and avatars ship with the product; their creation time is the catalogue's epoch. */
+export const CATALOGUE_EPOCH = '2026-01-01T00:00:00.000Z';
 
 export function fileToWire(f: FileRecord): FileObject {
   return {
@@ -47,12 +48,16 @@ export function stockVoiceToWire(v: StockVoice): Voice {
   };
 }
 
-export function avatarToWire(a: CatalogueAvatar): Avatar {
+export function avatarToWire(a: AvatarRecord): Avatar {
   return {
-    avatar_id: a.avatarId,
+    avatar_id: a.id,
     name: a.name,
-    description: a.description,
-    default_voice_id: a.defaultVoice.voiceId,
+    ...(a.description !== null ? { description: a.description } : {}),
+    source: a.source,
+    status: 'ready',
+    default_voice_id: a.defaultVoiceId,
+    preview_url: ENDPOINTS.getAvatarPreview.path.replace('{id}', a.id),
+    created_at: a.createdAt.toISOString(),
   };
 }
 

@@ -56,6 +56,18 @@ export class OpenApiConformance {
     if (!res.headers.get(HEADERS.requestId)?.startsWith('req_')) {
       throw new Error(`${op.operationId} ${status}: no request id`);
     }
+    const binaryType = Object.keys(response.content ?? {}).find((t) => t !== 'application/json');
+    if (binaryType && !response.content?.['application/json']) {
+      // A declared non-JSON body (an image): the type must match and the body must be there.
+      if (res.headers.get('content-type') !== binaryType) {
+        throw new Error(`${op.operationId} ${status}: not ${binaryType}`);
+      }
+      if ((await res.arrayBuffer()).byteLength === 0) {
+        throw new Error(`${op.operationId} ${status}: empty ${binaryType} body`);
+      }
+      this.record(op.operationId, res.status);
+      return undefined;
+    }
     const text = await res.text();
     let body: unknown = undefined;
     if (response.content?.['application/json']) {
@@ -82,10 +94,14 @@ export class OpenApiConformance {
     } else if (text.length > 0) {
       throw new Error(`${op.operationId} ${status}: the document declares no body, got ${text}`);
     }
-    let statuses = this.checked.get(op.operationId);
-    if (!statuses) this.checked.set(op.operationId, (statuses = new Set()));
-    statuses.add(res.status);
+    this.record(op.operationId, res.status);
     return body;
+  }
+
+  private record(operationId: string, status: number): void {
+    let statuses = this.checked.get(operationId);
+    if (!statuses) this.checked.set(operationId, (statuses = new Set()));
+    statuses.add(status);
   }
 
   private validator(ref: string): ValidateFunction {

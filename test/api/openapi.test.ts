@@ -14,6 +14,7 @@ import {
   type TestServer,
 } from '../server/testServer.js';
 import { multipartClip, sineWav } from '../server/wav.js';
+import { astronaut, multipartImage } from '../support/portraits.js';
 import { OpenApiConformance, type OpenApiDocument } from './openApiConformance.js';
 
 const AVATAR = AVATAR_CATALOGUE[0]!;
@@ -95,6 +96,21 @@ describe('real answers of every endpoint', () => {
     );
     await call('GET', '/v1/avatars', '/v1/avatars');
     await call('GET', '/v1/avatars', '/v1/avatars', { auth: null });
+    const photo = (await call('POST', '/v1/avatars', '/v1/avatars', {
+      body: multipartImage(astronaut(), { name: 'Eileen' }),
+    })) as { avatar_id: string };
+    await call('POST', '/v1/avatars', '/v1/avatars', {
+      body: multipartImage(new TextEncoder().encode('not a picture'), { name: 'x' }),
+    });
+    await call('POST', '/v1/avatars', '/v1/avatars', {
+      json: { name: 'x', image_url: 'http://127.0.0.1/face.png' },
+    });
+    await call('GET', '/v1/avatars', '/v1/avatars?limit=2');
+    await call('GET', '/v1/avatars/{id}', `/v1/avatars/${photo.avatar_id}`);
+    await call('GET', '/v1/avatars/{id}', `/v1/avatars/${AVATAR.avatarId}`);
+    await call('GET', '/v1/avatars/{id}/preview', `/v1/avatars/${photo.avatar_id}/preview`);
+    await call('GET', '/v1/avatars/{id}/preview', `/v1/avatars/${AVATAR.avatarId}/preview`);
+    await call('GET', '/v1/avatars/{id}/preview', '/v1/avatars/avt_unknown/preview');
 
     const file = (await call('POST', '/v1/files', '/v1/files', {
       body: multipartClip(speech(), 'speech.mp3', 'audio/mpeg'),
@@ -176,6 +192,9 @@ describe('real answers of every endpoint', () => {
     await call('DELETE', '/v1/voices/{id}', `/v1/voices/${voice.voice_id}`);
     await call('DELETE', '/v1/files/{id}', `/v1/files/${file.file_id}`);
     await call('DELETE', '/v1/files/{id}', `/v1/files/${file.file_id}`);
+    await call('DELETE', '/v1/avatars/{id}', `/v1/avatars/${photo.avatar_id}`);
+    await call('DELETE', '/v1/avatars/{id}', `/v1/avatars/${photo.avatar_id}`);
+    await call('DELETE', '/v1/avatars/{id}', `/v1/avatars/${AVATAR.avatarId}`);
     await call('PUT' as 'GET', '/v1/sessions', '/v1/sessions').catch((err: Error) => {
       expect(err.message).toMatch(/no operation PUT/);
     });
@@ -191,7 +210,11 @@ describe('real answers of every endpoint', () => {
 const CLIENT_TYPE_CHECK = `
 import type { components, paths } from './schema.js';
 import type { VisageClient } from '../../src/client/index.js';
-import type { CreateSessionRequest, CreateVoiceRequest } from '../../src/api/index.js';
+import type {
+  CreateAvatarRequest,
+  CreateSessionRequest,
+  CreateVoiceRequest,
+} from '../../src/api/index.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const same = <T extends true>(): T | undefined => undefined;
@@ -215,6 +238,9 @@ same<Same<Answer<VisageClient['voices']['get']>, Json<'/v1/voices/{id}', 'get', 
 same<Same<Answer<VisageClient['files']['list']>, Json<'/v1/files', 'get', 200>>>();
 same<Same<Answer<VisageClient['files']['get']>, Json<'/v1/files/{id}', 'get', 200>>>();
 same<Same<Answer<VisageClient['avatars']['list']>, Json<'/v1/avatars', 'get', 200>>>();
+same<Same<Answer<VisageClient['avatars']['create']>, S['Avatar']>>();
+same<Same<Answer<VisageClient['avatars']['get']>, Json<'/v1/avatars/{id}', 'get', 200>>>();
+same<Same<CreateAvatarRequest, Body<'/v1/avatars', 'post'>>>();
 same<Same<Answer<VisageClient['sessions']['create']>, S['CreatedSession']>>();
 same<Same<Answer<VisageClient['sessions']['list']>, Json<'/v1/sessions', 'get', 200>>>();
 same<Same<Answer<VisageClient['sessions']['get']>, Json<'/v1/sessions/{id}', 'get', 200>>>();

@@ -12,6 +12,7 @@ import {
 } from '../../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
+import { astronaut } from '../support/portraits.js';
 
 const AVATAR = AVATAR_CATALOGUE[1]!.avatarId;
 let server: TestServer;
@@ -68,6 +69,26 @@ describe('VisageClient against the real server', () => {
     expect(deleted.concurrency.active).toBe(0);
     await client.sessions.delete(session.session_id); // idempotent
   }, 90_000); // creating a voice loads the speech detector (WebAssembly) the first time
+
+  it('makes, lists, previews and deletes a photo avatar', async () => {
+    const client = new VisageClient({ apiKey: server.secret, baseUrl: server.url });
+    const avatar = await client.avatars.create({ name: 'Eileen', image: astronaut() });
+    expect(avatar).toMatchObject({ name: 'Eileen', source: 'photo', status: 'ready' });
+    expect(await client.avatars.get(avatar.avatar_id)).toEqual(avatar);
+    expect((await client.avatars.list({ limit: 1 })).data).toEqual([avatar]);
+    const png = await client.avatars.preview(avatar.avatar_id);
+    expect([...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');
+    const session = await client.sessions.create({ avatar_id: avatar.avatar_id, mode: 'video' });
+    await client.sessions.delete(session.session_id);
+    await client.avatars.delete(avatar.avatar_id);
+    await client.avatars.delete(avatar.avatar_id); // idempotent
+    await expect(client.avatars.get(avatar.avatar_id)).rejects.toMatchObject({
+      code: 'avatar_not_found',
+    });
+    await expect(
+      client.avatars.create({ name: 'x', image: new TextEncoder().encode('no picture') }),
+    ).rejects.toMatchObject({ status: 415, code: 'unsupported_image' });
+  }, 60_000);
 
   it('gets, lists and deletes files and voices; another key sees none of them', async () => {
     const client = new VisageClient({ apiKey: server.secret, baseUrl: server.url });

@@ -2,7 +2,7 @@
 // which gets a session through the proxy, shows the avatar's video, plays its audio, shows the
 // lk.chat transcript and makes the avatar say what is typed. Everything runs inside the test
 // network namespace: the embedded LiveKit server, Visage with the real media core, the proxy.
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -11,6 +11,8 @@ import { startMintProxy } from '../../examples/mint-proxy/proxy.js';
 import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
+import { ASTRONAUT_PATH } from '../support/portraits.js';
+import { photoWorkerPool } from '../../src/media/photo/index.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -46,6 +48,7 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     await browser?.close();
     await proxy?.close();
     await stack?.close();
+    await photoWorkerPool().close();
   });
 
   it('shows the playing avatar, its transcript, and says what is typed', async () => {
@@ -103,4 +106,62 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     expect(proxy.sessions.size).toBe(1);
     await page.close();
   }, 60_000);
+
+  it('talks with your own face: a picked photo becomes the avatar; a file that is not a picture says why', async () => {
+    const page = await browser.newPage();
+    await page.goto(proxy.url);
+    // Not a picture the service takes: the page says why and lets the user pick another.
+    const notAPicture = join(mkdtempSync(join(tmpdir(), 'visage-mint-proxy-')), 'notes.png');
+    writeFileSync(notAPicture, 'these are notes, not a photo');
+    await page.setInputFiles('#photo', notAPicture);
+    await page.click('#start');
+    await page.waitForFunction(
+      () => document.querySelector('#status')!.textContent!.includes('unsupported_image'),
+      undefined,
+      { timeout: 30_000 },
+    );
+    expect(await page.isDisabled('#start')).toBe(false);
+    expect(proxy.photoAvatars.size).toBe(0);
+
+    await page.setInputFiles('#photo', ASTRONAUT_PATH);
+    await page.click('#start');
+    await page.waitForFunction(
+      () => {
+        const v = document.querySelector('video')!;
+        return v.readyState >= 2 && v.videoWidth === 512 && v.currentTime > 0.5;
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(proxy.photoAvatars.size).toBe(1);
+    const [photoId] = [...proxy.photoAvatars.values()];
+    // The session the page joined shows the photo avatar.
+    const sessionId = await page.evaluate(() => {
+      const room = (window as unknown as { visageRoom: { name: string } }).visageRoom;
+      return room.name;
+    });
+    const res = await visage.call('GET', '/v1/sessions?limit=100');
+    const sessions = (
+      (await res.json()) as {
+        data: Array<{ avatar_id: string; room_name: string; status: string }>;
+      }
+    ).data;
+    const mine = sessions.find((s) => s.room_name === sessionId && s.status !== 'ended');
+    expect(mine?.avatar_id).toBe(photoId);
+
+    await page.fill('#text', 'This is my own face talking.');
+    await page.click('#say button');
+    await page.waitForFunction(
+      () =>
+        document
+          .querySelector('#transcript')!
+          .textContent!.includes('This is my own face talking.'),
+      undefined,
+      { timeout: 30_000 },
+    );
+    const shot = join(mkdtempSync(join(tmpdir(), 'visage-mint-proxy-')), 'photo-page.png');
+    await page.screenshot({ path: shot });
+    console.log(`mint-proxy photo screenshot: ${shot}`);
+    await page.close();
+  }, 120_000);
 });

@@ -4,24 +4,10 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { endianness } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { VISEMES } from '../lipsync/viseme.js';
-import { EYE_RECT, FRAME_HEIGHT, FRAME_WIDTH, MOUTH_RECT, type Rect } from './faceGeometry.js';
-import { i420Size } from './i420.js';
-import {
-  adoptSharedAtlas,
-  shareAvatarAtlas,
-  type AtlasLayout,
-  type SharedAvatarAtlas,
-  type SpriteSetLayout,
-} from './sharedAtlas.js';
-import {
-  avatarAtlasAsync,
-  BREATH_LEVELS,
-  GAZES,
-  LID_LEVELS,
-  MOUTH_LEVELS,
-  SWAY_OFFSETS,
-} from './spriteAtlas.js';
+import { decodeAtlasFile, encodeAtlasFile } from './atlasFile.js';
+import { EYE_RECT, MOUTH_RECT, type Rect } from './faceGeometry.js';
+import { adoptSharedAtlas, shareAvatarAtlas, type SharedAvatarAtlas } from './sharedAtlas.js';
+import { avatarAtlasAsync } from './spriteAtlas.js';
 
 /**
  * Avatar atlases kept on disk between runs (in the data directory), so a warm start loads in
@@ -34,8 +20,7 @@ import {
  */
 
 /** Bump when the file layout changes. */
-const FORMAT = 'visage-atlas-1';
-const MAGIC = Buffer.from('VSGATLAS', 'ascii');
+const FORMAT = 'visage-atlas-3';
 
 export type AtlasSource = 'cache' | 'built';
 
@@ -48,16 +33,6 @@ export interface CachedAtlasOutcome {
   rejected?: string;
   /** Why the built atlas could not be stored (the next start builds it again). */
   storeError?: string;
-}
-
-interface Header {
-  format: string;
-  key: string;
-  avatarId: string;
-  buildMs: number;
-  payloadBytes: number;
-  sha256: string;
-  layout: AtlasLayout;
 }
 
 /**
@@ -130,84 +105,23 @@ function rendererFingerprint(): string {
 }
 
 function encode(shared: SharedAvatarAtlas, key: string): Buffer {
-  const payload = new Uint8Array(shared.buffer);
-  const header: Header = {
-    format: FORMAT,
-    key,
-    avatarId: shared.avatarId,
-    buildMs: shared.buildMs,
-    payloadBytes: payload.byteLength,
-    sha256: createHash('sha256').update(payload).digest('hex'),
-    layout: shared.layout,
-  };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const length = Buffer.alloc(4);
-  length.writeUInt32LE(json.byteLength);
-  const headerBytes = MAGIC.byteLength + 4 + json.byteLength;
-  const padding = Buffer.alloc((8 - (headerBytes % 8)) % 8);
-  return Buffer.concat([MAGIC, length, json, padding, payload]);
+  return encodeAtlasFile(shared, { format: FORMAT, key });
 }
 
 function decode(file: Buffer, avatarId: string, key: string): SharedAvatarAtlas {
-  if (file.byteLength < MAGIC.byteLength + 4 || !file.subarray(0, MAGIC.byteLength).equals(MAGIC)) {
-    throw new Error('not an atlas file');
-  }
-  const jsonLength = file.readUInt32LE(MAGIC.byteLength);
-  const jsonEnd = MAGIC.byteLength + 4 + jsonLength;
-  if (jsonEnd > file.byteLength) throw new Error('truncated header');
-  const header = JSON.parse(
-    file.subarray(MAGIC.byteLength + 4, jsonEnd).toString('utf8'),
-  ) as Header;
-  if (header.format !== FORMAT || header.key !== key || header.avatarId !== avatarId) {
-    throw new Error('header does not match');
-  }
-  const start = jsonEnd + ((8 - (jsonEnd % 8)) % 8);
-  if (file.byteLength - start !== header.payloadBytes) throw new Error('truncated payload');
-  const payload = file.subarray(start);
-  if (createHash('sha256').update(payload).digest('hex') !== header.sha256) {
-    throw new Error('checksum mismatch');
-  }
-  checkLayout(header.layout, header.payloadBytes);
-  const buffer = new SharedArrayBuffer(header.payloadBytes);
-  new Uint8Array(buffer).set(payload);
-  return { avatarId, buffer, layout: header.layout, buildMs: header.buildMs };
-}
-
-/** The layout must describe the atlas this code draws, inside the buffer, aligned. */
-function checkLayout(layout: AtlasLayout, bytes: number): void {
-  const slot = ([offset, count]: [number, number], elementBytes: number, expected?: number) => {
-    const ok =
-      Number.isInteger(offset) &&
-      Number.isInteger(count) &&
-      offset >= 0 &&
-      count >= 0 &&
-      offset % elementBytes === 0 &&
-      offset + count * elementBytes <= bytes &&
-      (expected === undefined || count === expected);
-    if (!ok) throw new Error('layout does not fit');
-  };
-  const poses = BREATH_LEVELS * SWAY_OFFSETS.length;
-  if (layout.poses.length !== poses || layout.blends.length !== poses - SWAY_OFFSETS.length) {
+  const { shared } = decodeAtlasFile(file, { format: FORMAT, key, avatarId });
+  // A catalogue avatar's sprites sit where the shared face geometry puts them.
+  const { layout } = shared;
+  const same = (a: Rect, b: Rect) =>
+    a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+  if (
+    !same(layout.eyes.rect, EYE_RECT) ||
+    !same(layout.mouths.rect, MOUTH_RECT) ||
+    !same(layout.mouthRegion, MOUTH_RECT)
+  ) {
     throw new Error('layout has another shape');
   }
-  for (const p of layout.poses) slot(p, 1, i420Size(FRAME_WIDTH, FRAME_HEIGHT));
-  for (const b of layout.blends) {
-    slot(b.index, 4);
-    slot(b.delta, 2, b.index[1]);
-  }
-  const sprites = (set: SpriteSetLayout, rect: Rect, count: number) => {
-    const same =
-      set.rect.x === rect.x &&
-      set.rect.y === rect.y &&
-      set.rect.width === rect.width &&
-      set.rect.height === rect.height;
-    if (!same || set.sprites.length !== count) throw new Error('layout has another shape');
-    for (const s of set.sprites) slot(s, 1, i420Size(rect.width, rect.height));
-    slot(set.lumaSpans, 4);
-    slot(set.chromaSpans, 4);
-  };
-  sprites(layout.eyes, EYE_RECT, GAZES.length * LID_LEVELS.length);
-  sprites(layout.mouths, MOUTH_RECT, 1 + (VISEMES.length - 1) * (MOUTH_LEVELS - 1));
+  return shared;
 }
 
 async function store(dir: string, path: string, bytes: Buffer): Promise<void> {

@@ -10,7 +10,7 @@ const DESIGNS_BY_NAME: Readonly<Record<string, FaceDesign>> = {
 
 export function avatarDesign(avatarId: string): FaceDesign {
   const avatar = AVATAR_CATALOGUE.find((a) => a.avatarId === avatarId);
-  const design = avatar ? DESIGNS_BY_NAME[avatar.name] : undefined;
+  const design = avatar ? DESIGNS_BY_NAME[avatar.design] : undefined;
   if (!design) throw new Error(`no face design for avatar ${avatarId}`);
   return design;
 }

@@ -1,5 +1,5 @@
 import { visemeIndex, type MouthPose } from '../lipsync/viseme.js';
-import { EYE_RECT, FRAME_HEIGHT, FRAME_WIDTH, MOUTH_RECT, type Rect } from './faceGeometry.js';
+import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
 import { i420Size } from './i420.js';
 import { IdleMotion } from './idleMotion.js';
 import { pasteSprite } from './spriteSet.js';
@@ -9,11 +9,13 @@ import {
   BLEND_SHIFT,
   BLEND_STEPS,
   BREATH_LEVELS,
+  GAZES,
   LID_LEVELS,
   MOUTH_LEVELS,
   mouthSpriteIndex,
   SWAY_OFFSETS,
   type AvatarAtlas,
+  type GazeName,
 } from './spriteAtlas.js';
 
 export interface FaceRenderInput {
@@ -62,10 +64,48 @@ export function createFaceRenderer(
   avatarId: string,
   options: FaceRendererOptions = {},
 ): FaceRenderer {
-  return new AtlasFaceRenderer(
-    avatarAtlas(avatarId),
-    options.seed ?? Math.floor(Math.random() * 2 ** 32),
-  );
+  return createAtlasFaceRenderer(avatarAtlas(avatarId), options);
+}
+
+/**
+ * A renderer for any atlas of the standard shape (a catalogue avatar's, or one built from a
+ * photo): the same idle life, lip-sync and per-frame cost whatever drew the sprites.
+ */
+export function createAtlasFaceRenderer(
+  atlas: AvatarAtlas,
+  options: FaceRendererOptions = {},
+): FaceRenderer {
+  return new AtlasFaceRenderer(atlas, options.seed ?? Math.floor(Math.random() * 2 ** 32));
+}
+
+/** One still state of a face: what a preview or a measurement needs, no idle animation. */
+export interface StillPose {
+  /** Breathing lift, whole pixels 0..BREATH_LEVELS-1 (default 0). */
+  readonly breath?: number;
+  /** Head sway, px: -1, 0 or 1 (default 0). */
+  readonly sway?: number;
+  /** Upper lids, 0 open .. 1 closed (default 0). */
+  readonly lid?: number;
+  readonly gaze?: GazeName;
+  readonly mouth?: MouthPose;
+}
+
+/** A new 512x512 I420 frame of `atlas` in one still pose (the neutral face by default). */
+export function renderStill(atlas: AvatarAtlas, pose: StillPose = {}): Uint8Array {
+  const out = new Uint8Array(i420Size(FRAME_WIDTH, FRAME_HEIGHT));
+  const level = Math.max(0, Math.min(BREATH_LEVELS - 1, Math.round(pose.breath ?? 0)));
+  const sway = SWAY_OFFSETS.indexOf((pose.sway ?? 0) as (typeof SWAY_OFFSETS)[number]);
+  if (sway < 0) throw new RangeError(`sway must be one of ${SWAY_OFFSETS.join(', ')}`);
+  const gaze = GAZES.findIndex((g) => g.name === (pose.gaze ?? 'center'));
+  const mouth = pose.mouth ?? { viseme: 'rest', openness: 0 };
+  composeFrame(atlas, out, {
+    level,
+    step: 0,
+    sway,
+    eye: gaze * LID_LEVELS.length + nearestLid(pose.lid ?? 0),
+    mouth: mouthSpriteIndex(visemeIndex(mouth.viseme), mouthLevel(mouth.openness)),
+  });
+  return out;
 }
 
 /** Builds an avatar's atlas now (about a second), so the first session does not wait for it. */
@@ -88,8 +128,8 @@ export async function prepareAvatarAsync(
 class AtlasFaceRenderer implements FaceRenderer {
   readonly width = FRAME_WIDTH;
   readonly height = FRAME_HEIGHT;
-  readonly mouthRegion = MOUTH_RECT;
-  readonly eyeRegion = EYE_RECT;
+  readonly mouthRegion: Rect;
+  readonly eyeRegion: Rect;
   readonly recommendedFps = RECOMMENDED_FPS;
   readonly avatarId: string;
   // Its own ArrayBuffer at offset 0: rtc-node's VideoFrame passes `data.buffer` to native code.
@@ -102,6 +142,8 @@ class AtlasFaceRenderer implements FaceRenderer {
     seed: number,
   ) {
     this.avatarId = atlas.avatarId;
+    this.mouthRegion = atlas.mouthRegion;
+    this.eyeRegion = atlas.eyes.rect;
     this.motion = new IdleMotion(seed);
   }
 
@@ -122,10 +164,10 @@ class AtlasFaceRenderer implements FaceRenderer {
       step = 0;
     }
     const eye = idle.gaze * LID_LEVELS.length + nearestLid(idle.lid);
-    const mouthLevel = Math.round(
-      Math.min(1, Math.max(0, input.mouth.openness)) * (MOUTH_LEVELS - 1),
+    const mouth = mouthSpriteIndex(
+      visemeIndex(input.mouth.viseme),
+      mouthLevel(input.mouth.openness),
     );
-    const mouth = mouthSpriteIndex(visemeIndex(input.mouth.viseme), mouthLevel);
 
     // Never a frozen frame: if nothing moved since the last frame, breathe one step on.
     const key = (((level * BLEND_STEPS + step) * 3 + idle.sway) * 64 + eye) * 128 + mouth;
@@ -138,19 +180,36 @@ class AtlasFaceRenderer implements FaceRenderer {
       }
     }
     this.lastKey = (((level * BLEND_STEPS + step) * 3 + idle.sway) * 64 + eye) * 128 + mouth;
-
-    const pose = level * SWAY_OFFSETS.length + idle.sway;
-    const out = this.frame;
-    out.set(this.atlas.poses[pose] as Uint8Array);
-    if (step > 0) applyBlend(out, this.atlas.blends[pose], step);
-
-    // The face moves with the head: sway sideways, breathing upwards.
-    const dx = SWAY_OFFSETS[idle.sway] ?? 0;
-    const dy = -(level + (step * 2 >= BLEND_STEPS ? 1 : 0));
-    pasteSprite(out, this.atlas.eyes, eye, dx, dy);
-    pasteSprite(out, this.atlas.mouths, mouth, dx, dy);
-    return out;
+    composeFrame(this.atlas, this.frame, { level, step, sway: idle.sway, eye, mouth });
+    return this.frame;
   }
+}
+
+/** Which atlas parts make a frame: breath level and blend step, sway index, sprite indices. */
+interface FrameParts {
+  level: number;
+  step: number;
+  sway: number;
+  eye: number;
+  mouth: number;
+}
+
+/** The frame for `parts` into `out`: a whole pose, its breathing blend, then the face sprites. */
+function composeFrame(atlas: AvatarAtlas, out: Uint8Array, parts: FrameParts): void {
+  const { level, step, sway } = parts;
+  const pose = level * SWAY_OFFSETS.length + sway;
+  out.set(atlas.poses[pose] as Uint8Array);
+  if (step > 0) applyBlend(out, atlas.blends[pose], step);
+
+  // The face moves with the head: sway sideways, breathing upwards.
+  const dx = SWAY_OFFSETS[sway] ?? 0;
+  const dy = -(level + (step * 2 >= BLEND_STEPS ? 1 : 0));
+  pasteSprite(out, atlas.eyes, parts.eye, dx, dy);
+  pasteSprite(out, atlas.mouths, parts.mouth, dx, dy);
+}
+
+function mouthLevel(openness: number): number {
+  return Math.round(Math.min(1, Math.max(0, openness)) * (MOUTH_LEVELS - 1));
 }
 
 function nearestLid(lid: number): number {
@@ -165,14 +224,18 @@ function nearestLid(lid: number): number {
 
 function applyBlend(
   out: Uint8Array,
-  blend: { index: Uint32Array; delta: Int16Array } | undefined,
+  blend: { spans: Uint32Array; delta: Int16Array } | undefined,
   step: number,
 ): void {
   if (!blend) return;
-  const { index, delta } = blend;
+  const { spans, delta } = blend;
   const half = BLEND_STEPS >> 1;
-  for (let i = 0; i < index.length; i++) {
-    const k = index[i] as number;
-    out[k] = (out[k] as number) + (((delta[i] as number) * step + half) >> BLEND_SHIFT);
+  let d = 0;
+  for (let s = 0; s < spans.length; s += 2) {
+    const start = spans[s] as number;
+    const end = start + (spans[s + 1] as number);
+    for (let k = start; k < end; k++, d++) {
+      out[k] = (out[k] as number) + (((delta[d] as number) * step + half) >> BLEND_SHIFT);
+    }
   }
 }

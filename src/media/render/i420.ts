@@ -63,6 +63,39 @@ export function rasterToI420(raster: Raster): I420Image {
   return { width: w, height: h, data: out };
 }
 
+/**
+ * Converts float RGB (3 values per pixel, 0..255, even size) to I420, without dither: photos
+ * carry their own grain. Atlas-build time only.
+ */
+export function rgbToI420(rgb: Float32Array, w: number, h: number): Uint8Array {
+  if (w % 2 !== 0 || h % 2 !== 0) throw new Error(`I420 sprites need even sizes, got ${w}x${h}`);
+  const out = new Uint8Array(i420Size(w, h));
+  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
+  const cw = w >> 1;
+  for (let k = 0, p = 0; p < w * h; p++, k += 3) {
+    out[p] = lumaOf(rgb[k] as number, rgb[k + 1] as number, rgb[k + 2] as number, 0);
+  }
+  for (let j = 0; j < h >> 1; j++) {
+    for (let i = 0; i < cw; i++) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (const [di, dj] of CHROMA_TAPS) {
+        const k = (((j << 1) + dj) * w + (i << 1) + di) * 3;
+        r += rgb[k] as number;
+        g += rgb[k + 1] as number;
+        b += rgb[k + 2] as number;
+      }
+      r /= 4;
+      g /= 4;
+      b /= 4;
+      out[uOff + j * cw + i] = clampByte(-0.148 * r - 0.291 * g + 0.439 * b + 128);
+      out[vOff + j * cw + i] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
+    }
+  }
+  return out;
+}
+
 const CHROMA_TAPS: readonly (readonly [number, number])[] = [
   [0, 0],
   [1, 0],

@@ -11,8 +11,11 @@
  * the event loop free). `prepareAvatarCached` keeps the atlas in a cache directory between runs.
  */
 export {
+  createAtlasFaceRenderer,
   createFaceRenderer,
   prepareAvatar,
+  renderStill,
+  type StillPose,
   prepareAvatarAsync,
   RECOMMENDED_FPS,
   type FaceRenderer,
@@ -26,8 +29,35 @@ export {
   MOUTH_RECT as MOUTH_REGION,
   type Rect,
 } from './faceGeometry.js';
-export { i420Size, type I420Image } from './i420.js';
+export { i420Size, i420ToRgb, rgbToI420, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';
-export { adoptSharedAtlas, shareAvatarAtlas, type SharedAvatarAtlas } from './sharedAtlas.js';
+export {
+  adoptSharedAtlas,
+  packAtlas,
+  shareAvatarAtlas,
+  unpackAtlas,
+  type SharedAvatarAtlas,
+} from './sharedAtlas.js';
+export {
+  BREATH_LEVELS,
+  GAZES,
+  LID_LEVELS,
+  MOUTH_LEVELS,
+  SWAY_OFFSETS,
+  avatarAtlasAsync,
+  mouthSpriteIndex,
+  poseBlend,
+  type AvatarAtlas,
+  type GazeName,
+  type PoseBlend,
+} from './spriteAtlas.js';
+export { spriteSet, type SpriteSet } from './spriteSet.js';
+export { mouthShape, type MouthShape } from './mouthShape.js';
+export {
+  decodeAtlasFile,
+  encodeAtlasFile,
+  isSpriteRect,
+  readAtlasFileHeader,
+} from './atlasFile.js';
 export { prepareAvatarCached, type CachedAtlasOutcome } from './atlasCache.js';

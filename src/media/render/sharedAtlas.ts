@@ -18,9 +18,10 @@ export interface SharedAvatarAtlas {
 /** Where each array of the atlas sits in the buffer: [byte offset, element count]. */
 export interface AtlasLayout {
   readonly poses: [number, number][];
-  readonly blends: { index: [number, number]; delta: [number, number] }[];
+  readonly blends: { spans: [number, number]; delta: [number, number] }[];
   readonly eyes: SpriteSetLayout;
   readonly mouths: SpriteSetLayout;
+  readonly mouthRegion: Rect;
 }
 
 export interface SpriteSetLayout {
@@ -38,7 +39,17 @@ const shared = new Map<string, SharedAvatarAtlas>();
 export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
   const cached = shared.get(avatarId);
   if (cached) return cached;
-  const atlas = avatarAtlas(avatarId);
+  const result = packAtlas(avatarAtlas(avatarId));
+  shared.set(avatarId, result);
+  installAvatarAtlas(unpackAtlas(result)); // this thread also reads the shared copy from now on
+  return result;
+}
+
+/**
+ * Copies an atlas into one SharedArrayBuffer (every array 8-byte aligned) with the layout that
+ * finds its parts again: what worker threads share, and what an atlas file stores.
+ */
+export function packAtlas(atlas: AvatarAtlas): SharedAvatarAtlas {
   const arrays: Packable[] = [];
   const slot = (a: Packable): [number, number] => {
     arrays.push(a);
@@ -52,9 +63,10 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
   });
   const layout: AtlasLayout = {
     poses: atlas.poses.map(slot),
-    blends: atlas.blends.map((b) => ({ index: slot(b.index), delta: slot(b.delta) })),
+    blends: atlas.blends.map((b) => ({ spans: slot(b.spans), delta: slot(b.delta) })),
     eyes: setLayout(atlas.eyes),
     mouths: setLayout(atlas.mouths),
+    mouthRegion: atlas.mouthRegion,
   };
   // Replace array numbers by byte offsets, 8-byte aligned for every element type.
   const offsets: number[] = [];
@@ -76,29 +88,28 @@ export function shareAvatarAtlas(avatarId: string): SharedAvatarAtlas {
     lumaSpans: place(l.lumaSpans),
     chromaSpans: place(l.chromaSpans),
   });
-  const result: SharedAvatarAtlas = {
-    avatarId,
+  return {
+    avatarId: atlas.avatarId,
     buffer,
     buildMs: atlas.buildMs,
     layout: {
       poses: layout.poses.map(place),
-      blends: layout.blends.map((b) => ({ index: place(b.index), delta: place(b.delta) })),
+      blends: layout.blends.map((b) => ({ spans: place(b.spans), delta: place(b.delta) })),
       eyes: placeSet(layout.eyes),
       mouths: placeSet(layout.mouths),
+      mouthRegion: layout.mouthRegion,
     },
   };
-  shared.set(avatarId, result);
-  installAvatarAtlas(adoptedAtlas(result)); // this thread also reads the shared copy from now on
-  return result;
 }
 
 /** Use an atlas shared by another thread for all renderers of its avatar in this thread. */
 export function adoptSharedAtlas(atlas: SharedAvatarAtlas): void {
   shared.set(atlas.avatarId, atlas); // sharing it on from here needs no second copy
-  installAvatarAtlas(adoptedAtlas(atlas));
+  installAvatarAtlas(unpackAtlas(atlas));
 }
 
-function adoptedAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas): AvatarAtlas {
+/** The atlas whose arrays are views into the packed buffer (no copy). */
+export function unpackAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas): AvatarAtlas {
   const u8 = ([o, n]: [number, number]): Uint8Array => new Uint8Array(buffer, o, n);
   const set = (l: SpriteSetLayout): SpriteSet => ({
     rect: l.rect,
@@ -110,11 +121,12 @@ function adoptedAtlas({ avatarId, buffer, layout, buildMs }: SharedAvatarAtlas):
     avatarId,
     poses: layout.poses.map(u8),
     blends: layout.blends.map((b) => ({
-      index: new Uint32Array(buffer, b.index[0], b.index[1]),
+      spans: new Uint32Array(buffer, b.spans[0], b.spans[1]),
       delta: new Int16Array(buffer, b.delta[0], b.delta[1]),
     })),
     eyes: set(layout.eyes),
     mouths: set(layout.mouths),
+    mouthRegion: layout.mouthRegion,
     buildMs,
     bytes: buffer.byteLength,
   };

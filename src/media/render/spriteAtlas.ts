@@ -48,9 +48,14 @@ const BLEND_MIN_DELTA = 3;
 export const BLEND_SHIFT = 5;
 export const BLEND_STEPS = 1 << BLEND_SHIFT;
 
-/** Pixels that differ between two neighbouring breath frames, for sub-pixel motion. */
+/**
+ * Pixels that differ between two neighbouring breath frames, for sub-pixel motion: runs of
+ * consecutive bytes of the I420 frame as (first byte, length) pairs, and the differences of all
+ * runs' bytes one after another (a run-wise loop is several times faster than one index per
+ * pixel on a photo, where most of the moving head differs).
+ */
 export interface PoseBlend {
-  readonly index: Uint32Array;
+  readonly spans: Uint32Array;
   readonly delta: Int16Array;
 }
 
@@ -69,6 +74,11 @@ export interface AvatarAtlas {
   readonly eyes: SpriteSet;
   /** Mouth sprites (MOUTH_RECT), index from `mouthSpriteIndex`. */
   readonly mouths: SpriteSet;
+  /**
+   * Where the mouth's opening shows, in frame pixels (for `measureMouthOpening`): MOUTH_RECT
+   * for the catalogue avatars, the lips and their reach for a photo.
+   */
+  readonly mouthRegion: Rect;
   readonly buildMs: number;
   readonly bytes: number;
 }
@@ -208,25 +218,55 @@ function* buildAtlas(avatarId: string, d: FaceDesign): Generator<void, AvatarAtl
   // Level indices for viseme 0 (rest) are never used: mouthSpriteIndex maps them to 0.
   const bytes =
     [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
-    blends.reduce((n, b) => n + b.index.byteLength + b.delta.byteLength, 0);
+    blends.reduce((n, b) => n + b.spans.byteLength + b.delta.byteLength, 0);
   const eyeSet = spriteSet(EYE_RECT, eyes);
   yield* pause();
   const mouthSet = spriteSet(MOUTH_RECT, mouths);
   buildMs += performance.now() - stepStart;
-  return { avatarId, poses, blends, eyes: eyeSet, mouths: mouthSet, buildMs, bytes };
+  return {
+    avatarId,
+    poses,
+    blends,
+    eyes: eyeSet,
+    mouths: mouthSet,
+    mouthRegion: MOUTH_RECT,
+    buildMs,
+    bytes,
+  };
 }
 
-function poseBlend(a: Uint8Array, b: Uint8Array): PoseBlend {
-  const index: number[] = [];
+/** Runs this close together are joined (their few small differences come along). */
+const BLEND_JOIN_GAP = 4;
+
+/**
+ * The pixels that differ between neighbouring breath frames (see BLEND_MIN_DELTA), in the luma
+ * plane only: colour moves in whole pixels (a half-pixel step of chroma does not show), which
+ * saves a third of the work per frame.
+ */
+export function poseBlend(
+  a: Uint8Array,
+  b: Uint8Array,
+  { minDelta = BLEND_MIN_DELTA, joinGap = BLEND_JOIN_GAP } = {},
+): PoseBlend {
+  const spans: number[] = [];
   const delta: number[] = [];
-  for (let i = 0; i < a.length; i++) {
+  let start = -1;
+  let lastHit = -Infinity;
+  const close = (end: number) => {
+    spans.push(start, end - start);
+    for (let i = start; i < end; i++) delta.push((b[i] as number) - (a[i] as number));
+    start = -1;
+  };
+  const luma = FRAME_WIDTH * FRAME_HEIGHT;
+  for (let i = 0; i < luma; i++) {
     const dv = (b[i] as number) - (a[i] as number);
-    if (dv >= BLEND_MIN_DELTA || dv <= -BLEND_MIN_DELTA) {
-      index.push(i);
-      delta.push(dv);
-    }
+    if (dv < minDelta && dv > -minDelta) continue;
+    if (start >= 0 && i - lastHit > joinGap) close(lastHit + 1);
+    if (start < 0) start = i;
+    lastHit = i;
   }
-  return { index: Uint32Array.from(index), delta: Int16Array.from(delta) };
+  if (start >= 0) close(lastHit + 1);
+  return { spans: Uint32Array.from(spans), delta: Int16Array.from(delta) };
 }
 
 /** A sprite must lie entirely on the head, or pasting it would smear background over the face. */

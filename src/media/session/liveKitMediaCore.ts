@@ -1,16 +1,22 @@
 import type { Logger } from 'pino';
-import { AVATAR_CATALOGUE } from '../avatarCatalogue.js';
+import { AVATAR_CATALOGUE, findAvatarByDesign } from '../avatarCatalogue.js';
 import {
   MediaUnavailableError,
+  type AvatarFaceSpec,
+  type MediaAssets,
   type MediaCore,
   type MediaSession,
   type MediaSessionObserver,
   type MediaSessionSpec,
 } from '../mediaCore.js';
+import { PhotoAtlasCache } from '../photo/index.js';
 import {
+  createAtlasFaceRenderer,
+  createFaceRenderer,
   prepareAvatarAsync,
   prepareAvatarCached,
   type CachedAtlasOutcome,
+  type FaceRenderer,
 } from '../render/index.js';
 import { reportStep, type StartupProgress } from '../startupProgress.js';
 import {
@@ -39,6 +45,8 @@ export interface LiveKitMediaCoreOptions {
   cacheDir?: string;
   /** Told about each start-up step (avatars, TTS) as it starts and ends. */
   progress?: StartupProgress;
+  /** Stored bytes (photo avatars' builds); without it only catalogue avatars can start. */
+  assets?: MediaAssets;
 }
 
 /**
@@ -49,9 +57,11 @@ export class LiveKitMediaCore implements MediaCore {
   readonly kind = 'livekit';
   private readonly tts: TtsEngines;
   private readonly sessions = new Map<string, MediaSession>();
+  private readonly photos: PhotoAtlasCache | undefined;
 
   private constructor(private readonly o: LiveKitMediaCoreOptions) {
     this.tts = o.tts ?? new TtsEngines();
+    this.photos = o.assets ? new PhotoAtlasCache(o.assets) : undefined;
   }
 
   /**
@@ -108,11 +118,19 @@ export class LiveKitMediaCore implements MediaCore {
       }
       throw err;
     }
+    let face: { renderer: FaceRenderer; release: () => void };
+    try {
+      face = await this.openFace(spec.avatar);
+    } catch (err) {
+      speech.close();
+      throw err;
+    }
     try {
       return await LiveKitMediaSession.start({
         spec,
         observer,
         speech,
+        renderer: face.renderer,
         log,
         agentAbsenceMs: this.o.agentAbsenceMs ?? 10_000,
         stageTimeoutMs: this.o.stageTimeoutMs ?? 10_000,
@@ -120,13 +138,46 @@ export class LiveKitMediaCore implements MediaCore {
           opened: (s) => this.sessions.set(spec.sessionId, s),
           closed: (s) => {
             if (this.sessions.get(spec.sessionId) === s) this.sessions.delete(spec.sessionId);
+            face.release();
           },
         },
       });
     } catch (err) {
       speech.close();
+      face.release();
       throw err;
     }
+  }
+
+  /**
+   * The session's face: a catalogue design (atlases prepared at start), or a photo avatar's
+   * build, loaded once and shared by every session that shows it.
+   */
+  private async openFace(
+    avatar: AvatarFaceSpec,
+  ): Promise<{ renderer: FaceRenderer; release: () => void }> {
+    if (avatar.source === 'stock') {
+      const stock = findAvatarByDesign(avatar.design);
+      if (!stock) throw new MediaUnavailableError(`no face design ${avatar.design}`);
+      return { renderer: createFaceRenderer(stock.avatarId), release: () => undefined };
+    }
+    if (!this.photos) {
+      throw new MediaUnavailableError('this media core has no asset store for photo avatars');
+    }
+    try {
+      const { atlas, release } = await this.photos.acquire(avatar.buildId);
+      return { renderer: createAtlasFaceRenderer(atlas), release };
+    } catch (err) {
+      throw new MediaUnavailableError(
+        `the photo avatar's build ${avatar.buildId} could not be loaded: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** Photo atlases loaded now, by build id, with how many sessions use each. */
+  photoAtlases(): Map<string, number> {
+    return this.photos?.loaded() ?? new Map();
   }
 
   running(): ReadonlyMap<string, MediaSession> {

@@ -15,7 +15,7 @@ import {
 } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
-import { createFaceRenderer } from '../render/index.js';
+import type { FaceRenderer } from '../render/index.js';
 import type { SpeechChannel } from '../tts/index.js';
 import {
   MediaJoinRefusedError,
@@ -41,6 +41,8 @@ export interface LiveKitMediaSessionOptions {
   observer: MediaSessionObserver;
   /** The session's line to its voice's engine; closed with the session. */
   speech: SpeechChannel;
+  /** The avatar's face (a catalogue design or a photo): the same frames either way. */
+  renderer: FaceRenderer;
   log: Logger;
   /** How long the agent named by `publish_on_behalf` may be gone before the session ends. */
   agentAbsenceMs: number;
@@ -77,7 +79,7 @@ export class LiveKitMediaSession implements MediaSession {
   private readonly player: SpeechPlayer;
   private readonly chat: ChatPublisher;
   private readonly video: VideoLoop;
-  private readonly renderer;
+  private readonly renderer: FaceRenderer;
   private readonly bornAt = performance.now();
   private audioTrackSid: string | undefined;
   private parked = false;
@@ -86,7 +88,7 @@ export class LiveKitMediaSession implements MediaSession {
   private firstFrame: (() => void) | undefined;
 
   private constructor(private readonly o: LiveKitMediaSessionOptions) {
-    this.renderer = createFaceRenderer(o.spec.avatarId);
+    this.renderer = o.renderer;
     this.videoSource = new VideoSource(this.renderer.width, this.renderer.height);
     this.chat = new ChatPublisher(
       {

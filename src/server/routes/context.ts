@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ApiKeyRecord, Store } from '../store/store.js';
+import type { AvatarBuilder } from '../avatarBuilder.js';
 import type { Limits } from '../config.js';
+import type { StockPreviews } from '../stockPreviews.js';
 import type { FileStorage } from '../fileStorage.js';
 import type { SessionManager } from '../sessionManager.js';
 import type { UrlFetcher } from '../urlFetcher.js';
@@ -13,6 +15,8 @@ export interface AppDeps {
   files: FileStorage;
   urlFetcher: UrlFetcher;
   analyzeVoice: VoiceAnalyzer;
+  avatarBuilder: AvatarBuilder;
+  stockPreviews: StockPreviews;
   limits: Limits;
   version: string;
   mediaKind: string;

@@ -6,7 +6,7 @@ import {
   listVoicesQuerySchema,
   newId,
 } from '../../api/index.js';
-import { AVATAR_CATALOGUE, findStockVoice } from '../../media/avatarCatalogue.js';
+import { findStockVoice } from '../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
 import { hasIdFormat } from '../http/pathId.js';
 import { parseJsonBody, parseWith } from '../http/validation.js';
@@ -69,7 +69,11 @@ export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get(ENDPOINTS.listVoices.path, async (c) => {
     const q = parseWith(listVoicesQuerySchema, c.req.query(), 'query');
     const key = c.get('key');
-    const stock = AVATAR_CATALOGUE.map((a) => stockVoiceToWire(a.defaultVoice));
+    // The stock voices are the stock avatars' voices (the avatars are rows of the store).
+    const stock = [...new Set((await deps.store.listStockAvatars()).map((a) => a.defaultVoiceId))]
+      .map(findStockVoice)
+      .filter((v) => v !== undefined)
+      .map(stockVoiceToWire);
     // Cloned voices first (newest first), then the stock voices; the cursor spans both.
     const stockIndex = q.after ? stock.findIndex((v) => v.voice_id === q.after) : -1;
     if (stockIndex >= 0) {

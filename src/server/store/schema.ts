@@ -86,6 +86,27 @@ export const MIGRATIONS: readonly string[] = [
     created_at timestamptz NOT NULL
   );
   `,
+  // Every avatar, stock ones included (seeded at start from the catalogue, key_id NULL), so
+  // that one lookup serves both. A photo avatar's picture, build and preview are blobs of the
+  // file storage. Deleting leaves a tombstone (a second DELETE is still a 204).
+  `
+  CREATE TABLE avatars (
+    id text PRIMARY KEY,
+    seq bigserial UNIQUE,
+    key_id text REFERENCES api_keys(id),
+    name text NOT NULL,
+    description text,
+    source text NOT NULL,
+    default_voice_id text NOT NULL,
+    design text,
+    image_blob_id text,
+    build_blob_id text,
+    preview_blob_id text,
+    created_at timestamptz NOT NULL,
+    deleted_at timestamptz
+  );
+  CREATE INDEX avatars_key_seq ON avatars (key_id, seq);
+  `,
 ];
 
 /** Held (transaction-scoped) while migrating, so that nodes starting at once migrate one by one. */

@@ -45,6 +45,26 @@ export interface VoiceRecord {
   createdAt: Date;
 }
 
+/** An avatar: a stock one (drawn from a design, no key) or a photo avatar of one key. */
+export interface AvatarRecord {
+  id: string;
+  /** The owning key; null for stock avatars (everyone's). */
+  keyId: string | null;
+  name: string;
+  description: string | null;
+  source: 'stock' | 'photo';
+  defaultVoiceId: string;
+  /** Stock: the face design the renderer draws. */
+  design: string | null;
+  /** Photo: the stored picture, the renderer's build and the preview PNG (file storage ids). */
+  imageBlobId: string | null;
+  buildBlobId: string | null;
+  previewBlobId: string | null;
+  createdAt: Date;
+}
+
+export type NewAvatar = Omit<AvatarRecord, 'createdAt'>;
+
 export interface SessionRecord {
   id: string;
   keyId: string;
@@ -128,6 +148,22 @@ function voiceFromRow(r: Row): VoiceRecord {
   };
 }
 
+function avatarFromRow(r: Row): AvatarRecord {
+  return {
+    id: r.id as string,
+    keyId: (r.key_id as string | null) ?? null,
+    name: r.name as string,
+    description: (r.description as string | null) ?? null,
+    source: r.source as AvatarRecord['source'],
+    defaultVoiceId: r.default_voice_id as string,
+    design: (r.design as string | null) ?? null,
+    imageBlobId: (r.image_blob_id as string | null) ?? null,
+    buildBlobId: (r.build_blob_id as string | null) ?? null,
+    previewBlobId: (r.preview_blob_id as string | null) ?? null,
+    createdAt: date(r.created_at)!,
+  };
+}
+
 function sessionFromRow(r: Row): SessionRecord {
   return {
     id: r.id as string,
@@ -154,7 +190,7 @@ function sessionFromRow(r: Row): SessionRecord {
 /** Newest-first pagination on the `seq` column with an `after=<id>` cursor. */
 async function page<T>(
   db: Queryable,
-  table: 'files' | 'voices' | 'sessions',
+  table: 'files' | 'voices' | 'sessions' | 'avatars',
   where: string,
   params: unknown[],
   limit: number,
@@ -399,6 +435,90 @@ export class Store {
       [id, keyId],
     );
     return r.rows.length > 0;
+  }
+
+  // ---- avatars ------------------------------------------------------------------------------
+
+  /**
+   * Makes the stock rows match the catalogue that ships with this code (inserted on the first
+   * start, their text refreshed on later ones; ids never change). Safe on several nodes at once.
+   */
+  async seedStockAvatars(
+    stock: readonly {
+      id: string;
+      name: string;
+      description: string;
+      defaultVoiceId: string;
+      design: string;
+    }[],
+    createdAt: Date,
+  ): Promise<void> {
+    for (const a of stock) {
+      await this.db.query(
+        `INSERT INTO avatars (id, key_id, name, description, source, default_voice_id, design,
+           created_at)
+         VALUES ($1, NULL, $2, $3, 'stock', $4, $5, $6)
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, description = EXCLUDED.description,
+           default_voice_id = EXCLUDED.default_voice_id, design = EXCLUDED.design`,
+        [a.id, a.name, a.description, a.defaultVoiceId, a.design, createdAt.toISOString()],
+      );
+    }
+  }
+
+  async insertAvatar(a: NewAvatar): Promise<AvatarRecord> {
+    const r = await this.db.query<Row>(
+      `INSERT INTO avatars (id, key_id, name, description, source, default_voice_id, design,
+         image_blob_id, build_blob_id, preview_blob_id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now()) RETURNING *`,
+      [
+        a.id,
+        a.keyId,
+        a.name,
+        a.description,
+        a.source,
+        a.defaultVoiceId,
+        a.design,
+        a.imageBlobId,
+        a.buildBlobId,
+        a.previewBlobId,
+      ],
+    );
+    return avatarFromRow(r.rows[0]!);
+  }
+
+  /** A stock avatar, or a photo avatar of this key; never a deleted one. */
+  async getAvatar(keyId: string, id: string): Promise<AvatarRecord | undefined> {
+    const r = await this.db.query<Row>(
+      `SELECT * FROM avatars WHERE id = $1 AND (key_id = $2 OR key_id IS NULL)
+         AND deleted_at IS NULL`,
+      [id, keyId],
+    );
+    return r.rows[0] ? avatarFromRow(r.rows[0]) : undefined;
+  }
+
+  /** The stock avatars, in catalogue order. */
+  async listStockAvatars(): Promise<AvatarRecord[]> {
+    const r = await this.db.query<Row>(
+      `SELECT * FROM avatars WHERE key_id IS NULL AND deleted_at IS NULL ORDER BY seq`,
+    );
+    return r.rows.map(avatarFromRow);
+  }
+
+  async listPhotoAvatars(keyId: string, limit: number, after?: string) {
+    return page(this.db, 'avatars', LIVE_ROW_OF_KEY, [keyId], limit, after, avatarFromRow);
+  }
+
+  /**
+   * Marks a photo avatar of this key deleted (the row stays, so deleting again is recognised).
+   * Returns the avatar (deleted now or before), or undefined when the key never had it.
+   */
+  async deleteAvatar(keyId: string, id: string): Promise<AvatarRecord | undefined> {
+    const r = await this.db.query<Row>(
+      `UPDATE avatars SET deleted_at = COALESCE(deleted_at, now())
+       WHERE id = $1 AND key_id = $2 RETURNING *`,
+      [id, keyId],
+    );
+    return r.rows[0] ? avatarFromRow(r.rows[0]) : undefined;
   }
 
   // ---- sessions -----------------------------------------------------------------------------

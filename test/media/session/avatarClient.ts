@@ -15,6 +15,7 @@ import {
   FRAME_WIDTH,
   MOUTH_REGION,
   measureMouthOpening,
+  type Rect,
 } from '../../../src/media/render/index.js';
 import type { ChatMessage } from '../../../src/api/index.js';
 
@@ -43,13 +44,19 @@ export class AvatarClient {
   readonly transcriptions: { segment: string; final: boolean; text: string }[] = [];
   readonly t0 = performance.now();
   private subscribed = new Set<string>();
+  /** Where the mouth is measured in received frames (a photo avatar's own region). */
+  private readonly mouthRegion: Rect;
+
+  constructor(options: { mouthRegion?: Rect } = {}) {
+    this.mouthRegion = options.mouthRegion ?? MOUTH_REGION;
+  }
 
   now(): number {
     return performance.now() - this.t0;
   }
 
   async join(url: string, token: string): Promise<void> {
-    const mouthRegion = MOUTH_REGION;
+    const mouthRegion = this.mouthRegion;
     this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
       this.subscribed.add(track.kind === TrackKind.KIND_VIDEO ? 'video' : 'audio');
       if (track.kind === TrackKind.KIND_VIDEO) {

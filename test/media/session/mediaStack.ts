@@ -4,10 +4,12 @@ import {
   type DevServer,
   type DevServerOptions,
 } from '../../../src/devserver/index.js';
-import type { MediaCore } from '../../../src/media/mediaCore.js';
+import type { MediaAssets, MediaCore } from '../../../src/media/mediaCore.js';
+import type { FileStorage } from '../../../src/server/fileStorage.js';
 import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import type { TtsEngines } from '../../../src/media/tts/index.js';
 import { startTestServer, type TestServer } from '../../server/testServer.js';
+import type { Rect } from '../../../src/media/render/index.js';
 import { AvatarClient } from './avatarClient.js';
 
 export interface MediaStack {
@@ -20,8 +22,15 @@ export interface MediaStack {
   apiSecret: string;
   /** Every log line both servers wrote at warn or above (the media sessions' included). */
   logs: Record<string, unknown>[];
-  /** Creates a session and joins its room as a frontend would, both tracks subscribed. */
-  session(avatarId: string, extra?: Record<string, unknown>): Promise<JoinedSession>;
+  /**
+   * Creates a session and joins its room as a frontend would, both tracks subscribed. The
+   * client measures the mouth in `mouthRegion` (default: the stock avatars' MOUTH_REGION).
+   */
+  session(
+    avatarId: string,
+    extra?: Record<string, unknown>,
+    client?: { mouthRegion?: Rect },
+  ): Promise<JoinedSession>;
   close(): Promise<void>;
 }
 
@@ -63,10 +72,17 @@ export async function startMediaStack(
     logger: log,
     ...options.rooms,
   });
+  // Photo avatars' builds come from the Visage server's file storage, as in `visage dev`.
+  const storage: { files?: FileStorage } = {};
+  const assets: MediaAssets = {
+    get: (id) =>
+      storage.files ? storage.files.get(id) : Promise.reject(new Error('no file storage yet')),
+  };
   const media = await LiveKitMediaCore.create({
     log,
     agentAbsenceMs: options.agentAbsenceMs,
     tts: options.tts,
+    assets,
   });
   const visage = await startTestServer({
     cap: options.cap ?? 10,
@@ -79,6 +95,7 @@ export async function startMediaStack(
       tts: options.tts,
     },
   });
+  storage.files = visage.files;
   const clients: AvatarClient[] = [];
   return {
     livekit,
@@ -87,13 +104,13 @@ export async function startMediaStack(
     apiKey,
     apiSecret,
     logs,
-    async session(avatarId, extra = {}) {
+    async session(avatarId, extra = {}, clientOptions = {}) {
       const res = await visage.call('POST', '/v1/sessions', {
         json: { avatar_id: avatarId, mode: 'video', ...extra },
       });
       if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
       const body = (await res.json()) as Omit<JoinedSession, 'client'>;
-      const client = new AvatarClient();
+      const client = new AvatarClient(clientOptions);
       clients.push(client);
       await client.join(body.livekit_url, body.participant_token);
       await client.waitForTracks();

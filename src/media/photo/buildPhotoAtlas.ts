@@ -1,0 +1,173 @@
+import { VISEMES } from '../lipsync/viseme.js';
+import {
+  BREATH_LEVELS,
+  FRAME_HEIGHT,
+  FRAME_WIDTH,
+  GAZES,
+  LID_LEVELS,
+  MOUTH_LEVELS,
+  mouthShape,
+  poseBlend,
+  rgbToI420,
+  spriteSet,
+  SWAY_OFFSETS,
+  type AvatarAtlas,
+  type PoseBlend,
+  type Rect,
+} from '../render/index.js';
+import { eyeSpriteRect, renderEyeSprite } from './eyeSprites.js';
+import { measureFaceColours } from './faceColours.js';
+import { motionWeights, renderPose } from './headMotion.js';
+import type { Point } from './landmarks.js';
+import { maxJawDrop, mouthPose } from './mouthMotion.js';
+import { mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import { photoFace } from './photoFace.js';
+import { floatPicture, type FloatPicture } from './warp.js';
+
+/**
+ * A photo's atlas: the same shape as a catalogue avatar's (whole frames for breathing and sway,
+ * eye sprites per gaze and lid, mouth sprites per viseme and openness), so the same renderer
+ * pastes it at the same cost. Everything is drawn from the photo by warps (see headMotion,
+ * eyeSprites, mouthSprites); nothing is drawn per frame.
+ */
+
+/** The canvas reaches this far past each side of the frame, so motion never samples an edge. */
+export const CANVAS_MARGIN = 16;
+export const CANVAS_SIZE = FRAME_WIDTH + 2 * CANVAS_MARGIN;
+/** Sprites stay this far inside the frame (they are pasted up to a few px off their place). */
+const SPRITE_MARGIN = 6;
+/**
+ * Sub-pixel breathing on a photo: most of the moving head differs a little between whole-pixel
+ * poses (texture, grain). Differences under 6 levels are left out (half of one at most shows,
+ * below the grain), which halves the work per frame.
+ */
+const PHOTO_BLEND = { minDelta: 6, joinGap: 1 };
+
+export interface PhotoAtlasBuild {
+  atlas: AvatarAtlas;
+  /** The neutral frame as RGB (the preview). */
+  neutral: Uint8Array;
+  timings: Record<'poses' | 'eyes' | 'mouths', number>;
+}
+
+/**
+ * Builds the atlas from the framed canvas (CANVAS_SIZE square RGB, the frame at CANVAS_MARGIN)
+ * and the 68 landmarks in frame coordinates. About a second of CPU: callers run it off the
+ * event loop (the photo worker).
+ */
+export function buildPhotoAtlas(
+  canvasRgb: Uint8Array,
+  landmarks: readonly Point[],
+  atlasId: string,
+): PhotoAtlasBuild {
+  const started = performance.now();
+  const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
+  const face = photoFace(landmarks);
+  const widest = Math.max(...VISEMES.map((v) => mouthShape(v, 1).openBottom));
+  const eyeRect = eyeSpriteRect(face, SPRITE_MARGIN);
+  let mouthRect = mouthSpriteRect(face, maxJawDrop(face.mouth, widest), SPRITE_MARGIN);
+  mouthRect = belowRect(mouthRect, eyeRect);
+  const colours = measureFaceColours(canvas, CANVAS_MARGIN, face);
+
+  const weights = motionWeights(face, [eyeRect, mouthRect], SPRITE_MARGIN);
+  const poses: Uint8Array[] = [];
+  let neutral: Uint8Array = new Uint8Array(0);
+  for (let b = 0; b < BREATH_LEVELS; b++) {
+    for (const sway of SWAY_OFFSETS) {
+      const rgb = renderPose(canvas, CANVAS_MARGIN, weights, sway, b);
+      if (b === 0 && sway === 0) neutral = toBytes(rgb);
+      poses.push(rgbToI420(rgb, FRAME_WIDTH, FRAME_HEIGHT));
+    }
+  }
+  const blends: PoseBlend[] = [];
+  for (let i = 0; i + SWAY_OFFSETS.length < poses.length; i++) {
+    blends.push(
+      poseBlend(poses[i] as Uint8Array, poses[i + SWAY_OFFSETS.length] as Uint8Array, PHOTO_BLEND),
+    );
+  }
+  const posesDone = performance.now();
+
+  const eyes: Uint8Array[] = [];
+  for (const gaze of GAZES) {
+    for (const lid of LID_LEVELS) {
+      const rgb = renderEyeSprite(canvas, CANVAS_MARGIN, face, eyeRect, {
+        lid,
+        gazeX: gaze.x,
+        gazeY: gaze.y,
+        browDrop: gaze.browDrop,
+      });
+      eyes.push(rgbToI420(rgb, eyeRect.width, eyeRect.height));
+    }
+  }
+  const eyesDone = performance.now();
+
+  const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
+    const pose = mouthPose(face.mouth, viseme, amount);
+    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours);
+    return rgbToI420(rgb, mouthRect.width, mouthRect.height);
+  };
+  const mouths: Uint8Array[] = [mouthSprite('rest', 0)];
+  for (let v = 1; v < VISEMES.length; v++) {
+    for (let level = 1; level < MOUTH_LEVELS; level++) {
+      mouths.push(mouthSprite(VISEMES[v] ?? 'rest', level / (MOUTH_LEVELS - 1)));
+    }
+  }
+  const mouthsDone = performance.now();
+
+  const bytes =
+    [...poses, ...eyes, ...mouths].reduce((n, a) => n + a.byteLength, 0) +
+    blends.reduce((n, b) => n + b.spans.byteLength + b.delta.byteLength, 0);
+  const atlas: AvatarAtlas = {
+    avatarId: atlasId,
+    poses,
+    blends,
+    eyes: spriteSet(eyeRect, eyes),
+    mouths: spriteSet(mouthRect, mouths),
+    mouthRegion: mouthMeasureRegion(face, mouthRect),
+    buildMs: performance.now() - started,
+    bytes,
+  };
+  return {
+    atlas,
+    neutral,
+    timings: {
+      poses: posesDone - started,
+      eyes: eyesDone - posesDone,
+      mouths: mouthsDone - eyesDone,
+    },
+  };
+}
+
+/** The mouth sprite must not reach up into the eye sprite (they are pasted one after the other). */
+function belowRect(mouth: Rect, eyes: Rect): Rect {
+  const top = Math.max(mouth.y, eyes.y + eyes.height);
+  return { ...mouth, y: top, height: mouth.y + mouth.height - top };
+}
+
+/**
+ * Where the mouth's opening is measured: around the lips and as far down as the lower lip
+ * travels, not the chin or the neck (their shadows would count as an open mouth).
+ */
+function mouthMeasureRegion(face: ReturnType<typeof photoFace>, sprite: Rect): Rect {
+  const { mouth } = face;
+  const hw = mouth.halfWidth;
+  const corners = [
+    mouth.frame.toImage(-hw * 1.1, mouth.upperOuter.at(0) - 0.2 * hw),
+    mouth.frame.toImage(hw * 1.1, mouth.upperOuter.at(0) - 0.2 * hw),
+    mouth.frame.toImage(-hw * 1.1, mouth.lowerOuter.at(0) + 0.6 * hw),
+    mouth.frame.toImage(hw * 1.1, mouth.lowerOuter.at(0) + 0.6 * hw),
+  ];
+  const x0 = Math.max(sprite.x, Math.floor(Math.min(...corners.map((c) => c.x))));
+  const y0 = Math.max(sprite.y, Math.floor(Math.min(...corners.map((c) => c.y))));
+  const x1 = Math.min(sprite.x + sprite.width, Math.ceil(Math.max(...corners.map((c) => c.x))));
+  const y1 = Math.min(sprite.y + sprite.height, Math.ceil(Math.max(...corners.map((c) => c.y))));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+function toBytes(rgb: Float32Array): Uint8Array {
+  const out = new Uint8Array(rgb.length);
+  for (let i = 0; i < rgb.length; i++) out[i] = Math.round(rgb[i] as number);
+  return out;
+}
+
+export type { FloatPicture };

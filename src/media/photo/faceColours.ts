@@ -1,0 +1,145 @@
+import type { Curve } from './curve.js';
+import type { EyeShape, PhotoFace } from './photoFace.js';
+import type { FloatPicture } from './warp.js';
+
+/** An sRGB colour, 0..255 per channel (floats). */
+export type Colour = readonly [number, number, number];
+
+/**
+ * The colours a synthesized mouth interior is shaded with, measured on the photo itself: the
+ * lips (the cavity is a darkened lip colour), the whites of the eyes (teeth are lit like them),
+ * and the light on either side of the mouth (a face lit from one side has a mouth lit so too).
+ */
+export interface FaceColours {
+  lips: Colour;
+  sclera: Colour;
+  /** Skin luma on the picture's left and right of the mouth. */
+  lightLeft: number;
+  lightRight: number;
+}
+
+export function luma(r: number, g: number, b: number): number {
+  return 0.299 * r + 0.587 * g + 0.114 * b;
+}
+
+/** `offset`: where frame pixel (0, 0) is in the canvas. */
+export function measureFaceColours(
+  canvas: FloatPicture,
+  offset: number,
+  face: PhotoFace,
+): FaceColours {
+  const { mouth } = face;
+  const pixel = (x: number, y: number): Colour => {
+    const i = Math.round(x + offset - 0.5);
+    const j = Math.round(y + offset - 0.5);
+    const k =
+      (Math.min(canvas.height - 1, Math.max(0, j)) * canvas.width +
+        Math.min(canvas.width - 1, Math.max(0, i))) *
+      3;
+    return [canvas.data[k] as number, canvas.data[k + 1] as number, canvas.data[k + 2] as number];
+  };
+
+  // Lips: between the outer and the inner contours.
+  const lips: Colour[] = [];
+  collectBetween(
+    mouth.frame,
+    -mouth.halfWidth,
+    mouth.halfWidth,
+    mouth.upperOuter,
+    mouth.upperInner,
+    pixel,
+    lips,
+  );
+  collectBetween(
+    mouth.frame,
+    -mouth.halfWidth,
+    mouth.halfWidth,
+    mouth.lowerInner,
+    mouth.lowerOuter,
+    pixel,
+    lips,
+  );
+
+  // Whites of the eyes: the brightest part of each eye opening.
+  const eyes: Colour[] = [];
+  for (const eye of [face.leftEye, face.rightEye]) collectEye(eye, pixel, eyes);
+  eyes.sort((a, b) => luma(...a) - luma(...b));
+  const whites = eyes.slice(
+    Math.floor(eyes.length * 0.85),
+    Math.max(Math.floor(eyes.length * 0.97), Math.floor(eyes.length * 0.85) + 1),
+  );
+
+  // Cheeks beside the mouth, for the direction of the light.
+  const side = (sign: number) => {
+    const samples: number[] = [];
+    const u0 = sign * mouth.halfWidth * 1.45;
+    const r = Math.max(2, mouth.halfWidth * 0.25);
+    for (let du = -r; du <= r; du += 1) {
+      for (let dv = -r; dv <= r; dv += 1) {
+        const q = mouth.frame.toImage(u0 + du, -mouth.halfWidth * 0.35 + dv);
+        samples.push(luma(...pixel(q.x, q.y)));
+      }
+    }
+    return median(samples);
+  };
+  return {
+    lips: medianColour(lips) ?? [150, 90, 90],
+    sclera: medianColour(whites) ?? [225, 220, 215],
+    lightLeft: side(-1),
+    lightRight: side(1),
+  };
+}
+
+function collectBetween(
+  frame: PhotoFace['mouth']['frame'],
+  u0: number,
+  u1: number,
+  top: Curve,
+  bottom: Curve,
+  pixel: (x: number, y: number) => Colour,
+  out: Colour[],
+): void {
+  for (let u = u0 + 1; u < u1 - 1; u += 1) {
+    const a = top.at(u);
+    const b = bottom.at(u);
+    for (let v = a + 0.5; v < b - 0.5; v += 1) {
+      const q = frame.toImage(u, v);
+      out.push(pixel(q.x, q.y));
+    }
+  }
+}
+
+function collectEye(eye: EyeShape, pixel: (x: number, y: number) => Colour, out: Colour[]): void {
+  for (let u = eye.uMin + 1; u < eye.uMax - 1; u += 0.5) {
+    const a = eye.upper.at(u);
+    const b = eye.lower.at(u);
+    for (let v = a + 0.5; v < b - 0.5; v += 0.5) {
+      const q = eye.frame.toImage(u, v);
+      out.push(pixel(q.x, q.y));
+    }
+  }
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 128;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+/** The colour at the median luma (a real pixel colour, not a blend of several). */
+function medianColour(colours: Colour[]): Colour | undefined {
+  if (colours.length === 0) return undefined;
+  const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));
+  // The mean of the middle half: steadier than one pixel.
+  const from = Math.floor(sorted.length / 4);
+  const to = Math.max(from + 1, Math.ceil((sorted.length * 3) / 4));
+  const sum = [0, 0, 0];
+  for (let i = from; i < to; i++) {
+    const c = sorted[i] as Colour;
+    sum[0]! += c[0];
+    sum[1]! += c[1];
+    sum[2]! += c[2];
+  }
+  const n = to - from;
+  return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
+}

@@ -1,0 +1,24 @@
+/**
+ * Photo avatars: a portrait becomes an atlas of the standard shape (see `buildPhotoAvatar`),
+ * which the same renderer shows as it shows the catalogue faces.
+ */
+export {
+  buildPhotoAvatar,
+  decodePhotoBuild,
+  photoBuildFraming,
+  PHOTO_BUILD_FORMAT,
+  type PhotoBuildOptions,
+  type PhotoBuildOutput,
+  type PhotoBuildStage,
+} from './photoBuild.js';
+export { PhotoError, type PhotoErrorCode } from './photoError.js';
+export { DEFAULT_FACE_LIMITS, type FaceLimits } from './findFace.js';
+export {
+  DEFAULT_PHOTO_LIMITS,
+  PHOTO_CONTENT_TYPES,
+  sniffPhotoFormat,
+  type PhotoFormat,
+  type PhotoLimits,
+} from './photoImage.js';
+export { PhotoWorkerPool, photoWorkerPool, type PhotoWorkerOptions } from './photoWorkerPool.js';
+export { PhotoAtlasCache } from './photoAtlasCache.js';

@@ -1,0 +1,288 @@
+import type { Rect } from '../render/index.js';
+import type { Colour, FaceColours } from './faceColours.js';
+import { NOSTRILS, at } from './landmarks.js';
+import type { MouthPoseGeometry } from './mouthMotion.js';
+import { evenRectAround, type PhotoFace } from './photoFace.js';
+import {
+  clamp,
+  lerp,
+  sampleInto,
+  smoothstep,
+  ThinPlateSpline,
+  type FloatPicture,
+  type Vec,
+} from './warp.js';
+
+/**
+ * The mouth sprites of a photo: the photo's own lower face, warped into each mouth shape by a
+ * thin-plate spline through the moved lip contours and jaw (fixed at the sprite's border and
+ * the nose), with a synthesized inside of the mouth wherever the lips part: a dark cavity in
+ * the lips' own colour, upper and lower teeth lit like the whites of the eyes, a hint of tongue,
+ * all following the light on the face.
+ */
+
+/** Spline grid step, px: the map is smooth, so it is evaluated on a grid and interpolated. */
+const GRID = 3;
+/** The warp fades to nothing over this many px inside the sprite's border (no seams). */
+const BORDER_TAPER = 6;
+/** Fixed points along the sprite's border, every this many px. */
+const BORDER_STEP = 14;
+
+export function mouthSpriteRect(face: PhotoFace, maxJawDrop: number, margin: number): Rect {
+  const { mouth } = face;
+  const hw = mouth.halfWidth;
+  const points = [];
+  // Across the jaw (it flexes) and from the nose down past the dropped chin.
+  const chin = mouth.jaw.find((j) => j.index === 8)!;
+  const left = mouth.jaw[0]!;
+  const right = mouth.jaw[mouth.jaw.length - 1]!;
+  const top = mouth.noseBase + 0.15 * hw;
+  const bottom = chin.v + maxJawDrop * 2.6 + 0.35 * hw;
+  for (const u of [Math.min(left.u, -1.6 * hw), Math.max(right.u, 1.6 * hw)]) {
+    for (const v of [top, bottom]) points.push(mouth.frame.toImage(u, v));
+  }
+  return evenRectAround(points, 2, margin);
+}
+
+export function renderMouthSprite(
+  canvas: FloatPicture,
+  offset: number,
+  face: PhotoFace,
+  rect: Rect,
+  pose: MouthPoseGeometry,
+  colours: FaceColours,
+): Float32Array {
+  const { mouth } = face;
+  const { x: rx, y: ry, width: w, height: h } = rect;
+  const out = new Float32Array(w * h * 3);
+  const targets: Vec[] = [];
+  const sources: Vec[] = [];
+  const fixed = (p: Vec) => {
+    targets.push(p);
+    sources.push(p);
+  };
+  for (let x = rx; x <= rx + w; x += BORDER_STEP) {
+    fixed({ x, y: ry });
+    fixed({ x, y: ry + h });
+  }
+  for (let y = ry + BORDER_STEP; y < ry + h; y += BORDER_STEP) {
+    fixed({ x: rx, y });
+    fixed({ x: rx + w, y });
+  }
+  for (const i of NOSTRILS) fixed(at(face.landmarks, i));
+  for (const p of pose.points) {
+    targets.push(mouth.frame.toImage(p.to.u, p.to.v));
+    sources.push(mouth.frame.toImage(p.from.u, p.from.v));
+  }
+  const spline = new ThinPlateSpline(targets, sources, mouth.halfWidth, 2e-4);
+
+  // The map on a grid, then per pixel by bilinear interpolation.
+  const gw = Math.ceil(w / GRID) + 1;
+  const gh = Math.ceil(h / GRID) + 1;
+  const gx = new Float32Array(gw * gh);
+  const gy = new Float32Array(gw * gh);
+  const q: Vec = { x: 0, y: 0 };
+  for (let j = 0; j < gh; j++) {
+    for (let i = 0; i < gw; i++) {
+      const px = rx + i * GRID + 0.5;
+      const py = ry + j * GRID + 0.5;
+      spline.map(px, py, q);
+      gx[j * gw + i] = q.x - px;
+      gy[j * gw + i] = q.y - py;
+    }
+  }
+  const opening = pose.opening;
+  const look = interiorLook(colours, pose);
+  const colour = new Float32Array(3);
+  // Only pixels near the opening can show the inside of the mouth.
+  const box = opening ? openingBox(mouth.frame, opening, look) : null;
+  for (let j = 0; j < h; j++) {
+    const fj = j / GRID;
+    const j0 = Math.min(gh - 2, Math.floor(fj));
+    const ay = fj - j0;
+    for (let i = 0; i < w; i++) {
+      const fi = i / GRID;
+      const i0 = Math.min(gw - 2, Math.floor(fi));
+      const ax = fi - i0;
+      const k00 = j0 * gw + i0;
+      const dx = bilinear(gx, k00, gw, ax, ay);
+      const dy = bilinear(gy, k00, gw, ax, ay);
+      const edge = Math.min(i + 0.5, j + 0.5, w - i - 0.5, h - j - 0.5);
+      const taper = smoothstep(0, BORDER_TAPER, edge);
+      const px = rx + i + 0.5;
+      const py = ry + j + 0.5;
+      const o = (j * w + i) * 3;
+      sampleInto(canvas, px + dx * taper + offset, py + dy * taper + offset, out, o);
+      if (!opening || !box) continue;
+      if (px < box.x0 || px > box.x1 || py < box.y0 || py > box.y1) continue;
+      const f = mouth.frame.toFace({ x: px, y: py });
+      if (f.u <= opening.uMin || f.u >= opening.uMax) continue;
+      const top = opening.upper.at(f.u);
+      const bottom = opening.lower.at(f.u);
+      if (bottom - top <= 0) continue;
+      const cover = clamp(f.v - top + 0.5, 0, 1) * clamp(bottom - f.v + 0.5, 0, 1);
+      const teethOver = teethOnLipCover(f, top, opening, look);
+      const alpha = Math.max(cover, teethOver);
+      if (alpha <= 0) continue;
+      interiorColour(f.u, f.v, top, bottom, opening, look, colour);
+      for (let c = 0; c < 3; c++)
+        out[o + c] = lerp(out[o + c] as number, colour[c] as number, alpha);
+    }
+  }
+  return out;
+}
+
+/** The frame-aligned box around the opening (and teeth resting on the lip), padded. */
+function openingBox(
+  frame: PhotoFace['mouth']['frame'],
+  opening: NonNullable<MouthPoseGeometry['opening']>,
+  look: InteriorLook,
+): { x0: number; y0: number; x1: number; y1: number } {
+  const pad = 2 + look.upperTeeth * look.teethOnLip;
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  const n = 16;
+  for (let i = 0; i <= n; i++) {
+    const u = opening.uMin + ((opening.uMax - opening.uMin) * i) / n;
+    for (const v of [opening.upper.at(u) - pad, opening.lower.at(u) + pad]) {
+      const q = frame.toImage(u, v);
+      x0 = Math.min(x0, q.x);
+      y0 = Math.min(y0, q.y);
+      x1 = Math.max(x1, q.x);
+      y1 = Math.max(y1, q.y);
+    }
+  }
+  return { x0: x0 - 2, y0: y0 - 2, x1: x1 + 2, y1: y1 + 2 };
+}
+
+function bilinear(g: Float32Array, k: number, gw: number, ax: number, ay: number): number {
+  const a = g[k] as number;
+  const b = g[k + 1] as number;
+  const c = g[k + gw] as number;
+  const d = g[k + gw + 1] as number;
+  const top = a + (b - a) * ax;
+  return top + (c + (d - c) * ax - top) * ay;
+}
+
+interface InteriorLook {
+  cavity: Colour;
+  lipEdge: Colour;
+  teeth: Colour;
+  tongueColour: Colour;
+  lightLeft: number;
+  lightRight: number;
+  /** Visible heights (px) of the upper and lower teeth, and the tongue's share of the opening. */
+  upperTeeth: number;
+  lowerTeeth: number;
+  tongue: number;
+  tongueTip: number;
+  teethOnLip: number;
+}
+
+function interiorLook(c: FaceColours, pose: MouthPoseGeometry): InteriorLook {
+  const { shape, scale, photoTeeth } = pose;
+  const mean = (c.lightLeft + c.lightRight) / 2 || 1;
+  const lip = c.lips;
+  const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
+  // Teeth: the eyes' whites, a little warmer and in the mouth's shade.
+  const teeth: Colour = [c.sclera[0] * 0.95, c.sclera[1] * 0.92, c.sclera[2] * 0.84];
+  const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
+  return {
+    cavity: [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4],
+    lipEdge: scaled(lip, 0.3),
+    teeth,
+    tongueColour: tongue,
+    lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
+    lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
+    // The photo's own teeth (a smile) count towards what shows.
+    upperTeeth: Math.max(0, shape.upperTeeth * scale * 0.85 - photoTeeth),
+    lowerTeeth: Math.max(0, shape.lowerTeeth * scale * 0.85 - photoTeeth),
+    tongue: shape.tongue,
+    tongueTip: shape.tongueTip,
+    teethOnLip: shape.teethOnLip,
+  };
+}
+
+/** Upper teeth resting on the lower lip (f, v): shown just below the upper lip's inner edge. */
+function teethOnLipCover(
+  f: { u: number; v: number },
+  top: number,
+  opening: NonNullable<MouthPoseGeometry['opening']>,
+  look: InteriorLook,
+): number {
+  if (look.teethOnLip <= 0) return 0;
+  const t = across(f.u, opening);
+  const height = look.upperTeeth * teethProfile(t);
+  if (height <= 0) return 0;
+  return look.teethOnLip * clamp(f.v - top + 0.5, 0, 1) * clamp(top + height - f.v + 0.5, 0, 1);
+}
+
+/** -1..1 from one inner corner to the other. */
+function across(u: number, opening: NonNullable<MouthPoseGeometry['opening']>): number {
+  return ((u - opening.uMin) / (opening.uMax - opening.uMin)) * 2 - 1;
+}
+
+/** Teeth show in the front of the mouth and disappear towards the corners. */
+function teethProfile(t: number): number {
+  return smoothstep(0.88, 0.55, Math.abs(t));
+}
+
+function interiorColour(
+  u: number,
+  v: number,
+  top: number,
+  bottom: number,
+  opening: NonNullable<MouthPoseGeometry['opening']>,
+  look: InteriorLook,
+  out: Float32Array,
+): void {
+  const t = across(u, opening);
+  const height = bottom - top;
+  const light = lerp(look.lightLeft, look.lightRight, (t + 1) / 2);
+  const paint = (c: Colour, cover: number, shade = 1) => {
+    if (cover <= 0) return;
+    for (let k = 0; k < 3; k++) out[k] = lerp(out[k] as number, c[k]! * shade, cover);
+  };
+  // The cavity: in the shade of the upper lip and teeth at the top, a little lighter below and
+  // against the lips.
+  const fromEdge = Math.min(v - top, bottom - v);
+  const near = Math.exp(-Math.max(0, fromEdge) / 1.2) * 0.35;
+  const depth = 0.55 + 0.45 * clamp((v - top) / Math.max(1, height), 0, 1);
+  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, near);
+  // The tongue: a low mound rising from the floor of the mouth.
+  if (look.tongue > 0) {
+    const crest = bottom - height * 0.62 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
+    const below = clamp((v - crest) / Math.max(1, bottom - crest), 0, 1);
+    // Its top lies in shadow, its front catches the light.
+    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), 0.55 + 0.45 * Math.sqrt(below));
+  }
+  // Lower teeth, in the shade of the upper lip.
+  const lower = look.lowerTeeth * teethProfile(t);
+  if (lower > 0) {
+    paint(look.teeth, clamp(v - (bottom - lower) + 0.5, 0, 1), 0.68 * (1 - 0.3 * t * t));
+  }
+  // The tongue's tip, between the teeth (th) or behind the upper teeth (l).
+  if (look.tongueTip > 0) {
+    const cv = top + look.upperTeeth * 0.7 + height * 0.3;
+    const ru = 0.32 * look.tongueTip;
+    const rv = Math.max(1, height * 0.32);
+    const d = Math.hypot(t / ru, (v - cv) / rv);
+    paint(look.tongueColour, clamp((1 - d) * rv + 0.5, 0, 1), 1.1);
+  }
+  // Upper teeth, just below the upper lip, with faint gaps between the front teeth.
+  const upper = look.upperTeeth * teethProfile(t);
+  if (upper > 0) {
+    const gap = [0, -0.26, 0.26, -0.5, 0.5].some((g) => Math.abs(t - g) * opening.halfSpan < 0.45);
+    const underLip = v - top < 1 ? 0.8 : 1;
+    paint(
+      look.teeth,
+      clamp(top + upper - v + 0.5, 0, 1),
+      (1 - 0.38 * t * t) * underLip * (gap ? 0.82 : 1),
+    );
+  }
+  out[0] = (out[0] as number) * light;
+  out[1] = (out[1] as number) * light;
+  out[2] = (out[2] as number) * light;
+}

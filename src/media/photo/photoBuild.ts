@@ -1,0 +1,147 @@
+import {
+  decodeAtlasFile,
+  encodeAtlasFile,
+  readAtlasFileHeader,
+  type SharedAvatarAtlas,
+} from '../render/index.js';
+import { CANVAS_MARGIN, CANVAS_SIZE } from './buildPhotoAtlas.js';
+import {
+  chooseFace,
+  DEFAULT_FACE_LIMITS,
+  facePose,
+  type FaceLimits,
+  type FacePose,
+} from './findFace.js';
+import { chooseFraming, toFrame, type Framing } from './framing.js';
+import {
+  decodeFitted,
+  decodeSquare,
+  DEFAULT_PHOTO_LIMITS,
+  encodePng,
+  probePhoto,
+  type PhotoFormat,
+  type PhotoLimits,
+} from './photoImage.js';
+import { photoWorkerPool, type PhotoWorkerPool } from './photoWorkerPool.js';
+
+/**
+ * A photo avatar's build: from the uploaded picture to the atlas file the media core renders
+ * and the preview. Decoding (sharp) runs on libuv's pool, face detection and the atlas on the
+ * photo worker: the event loop only moves bytes between them.
+ */
+
+/** The format of photo atlas files; a build in another format must be made again. */
+export const PHOTO_BUILD_FORMAT = 'visage-photo-1';
+/** Face detection sees the picture at most this large (the detector itself works at 512). */
+const DETECTION_SIDE = 2048;
+
+export type PhotoBuildStage = 'decoding' | 'finding the face' | 'framing' | 'building' | 'encoding';
+
+export interface PhotoBuildOptions {
+  /** The id the atlas is known by (the build blob's id). */
+  atlasId: string;
+  limits?: PhotoLimits;
+  faceLimits?: FaceLimits;
+  pool?: PhotoWorkerPool;
+  /** Told as each stage starts. */
+  onStage?: (stage: PhotoBuildStage) => void;
+}
+
+export interface PhotoBuildOutput {
+  format: PhotoFormat;
+  width: number;
+  height: number;
+  /** The atlas file (see decodePhotoBuild). */
+  build: Buffer;
+  /** The neutral frame, 512x512 PNG. */
+  preview: Buffer;
+  /** How many faces were found (the largest was used). */
+  faces: number;
+  pose: FacePose;
+  framing: Framing;
+  /** Milliseconds per stage, and the atlas build's own parts. */
+  timings: Record<string, number>;
+}
+
+export async function buildPhotoAvatar(
+  bytes: Uint8Array,
+  options: PhotoBuildOptions,
+): Promise<PhotoBuildOutput> {
+  const pool = options.pool ?? photoWorkerPool();
+  const timings: Record<string, number> = {};
+  let mark = performance.now();
+  const stage = (name: PhotoBuildStage) => {
+    options.onStage?.(name);
+  };
+  const done = (name: string) => {
+    const now = performance.now();
+    timings[name] = Math.round(now - mark);
+    mark = now;
+  };
+
+  stage('decoding');
+  const source = await probePhoto(bytes, options.limits ?? DEFAULT_PHOTO_LIMITS);
+  const picture = await decodeFitted(source, DETECTION_SIDE);
+  done('decode');
+
+  stage('finding the face');
+  const faces = await pool.detect(picture.data, picture.width, picture.height);
+  const toSource = source.width / picture.width;
+  const face = chooseFace(faces, toSource, options.faceLimits ?? DEFAULT_FACE_LIMITS);
+  const landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
+  done('detect');
+
+  stage('framing');
+  // The frame's corner on a whole pixel of the scaled picture: the crop is exact.
+  const chosen = chooseFraming(landmarks, source.width, source.height);
+  const scale = 512 / chosen.size;
+  const left = Math.round(chosen.x * scale);
+  const top = Math.round(chosen.y * scale);
+  const framing: Framing = { x: left / scale, y: top / scale, size: chosen.size };
+  const canvas = await decodeSquare(source, scale, {
+    left: left - CANVAS_MARGIN,
+    top: top - CANVAS_MARGIN,
+    size: CANVAS_SIZE,
+  });
+  done('crop');
+
+  stage('building');
+  const frameLandmarks = landmarks.map((p) => toFrame(framing, p));
+  const built = await pool.build(canvas.data, frameLandmarks, options.atlasId);
+  done('build');
+
+  stage('encoding');
+  const build = encodeAtlasFile(built.atlas, {
+    format: PHOTO_BUILD_FORMAT,
+    framing,
+    source: { format: source.format, width: source.width, height: source.height },
+    landmarks: frameLandmarks.map((p) => [round(p.x), round(p.y)]),
+  });
+  const preview = await encodePng({ width: 512, height: 512, data: built.neutral });
+  done('encode');
+  for (const [name, ms] of Object.entries(built.timings)) timings[`build_${name}`] = Math.round(ms);
+  return {
+    format: source.format,
+    width: source.width,
+    height: source.height,
+    build,
+    preview,
+    faces: faces.length,
+    pose: facePose(face.landmarks),
+    framing,
+    timings,
+  };
+}
+
+/** The atlas in a photo build file, checked (format, id, checksum, layout). */
+export function decodePhotoBuild(bytes: Uint8Array, atlasId: string): SharedAvatarAtlas {
+  return decodeAtlasFile(bytes, { format: PHOTO_BUILD_FORMAT, avatarId: atlasId }).shared;
+}
+
+/** The framing a build was made with (from its header; no checksum work). */
+export function photoBuildFraming(bytes: Uint8Array): Framing {
+  const header = readAtlasFileHeader(bytes);
+  return header.framing as Framing;
+}
+
+const round = (v: number) => Math.round(v * 100) / 100;

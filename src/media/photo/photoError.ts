@@ -1,0 +1,21 @@
+/**
+ * Why a photo cannot become an avatar. The codes are the API's (415 `unsupported_image`, 422 for
+ * the rest); the message says what to change.
+ */
+export type PhotoErrorCode =
+  | 'unsupported_image'
+  | 'unreadable_image'
+  | 'image_too_large'
+  | 'no_face_found'
+  | 'face_too_small'
+  | 'face_not_frontal';
+
+export class PhotoError extends Error {
+  constructor(
+    readonly code: PhotoErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PhotoError';
+  }
+}

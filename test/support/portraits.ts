@@ -1,0 +1,100 @@
+// Pictures for the photo avatar tests: the astronaut portrait (test/fixtures/portraits), the
+// group photos that ship in @vladmandic/face-api's package, and bad inputs made from them.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import sharp from 'sharp';
+
+const require = createRequire(import.meta.url);
+
+export const ASTRONAUT_PATH = 'test/fixtures/portraits/astronaut.png';
+
+export function astronaut(): Uint8Array {
+  return new Uint8Array(readFileSync(ASTRONAUT_PATH));
+}
+
+/** One of face-api's demo photos (1920 px group photos; sample6 has four faces). */
+export function faceApiSample(n: number): Uint8Array {
+  const dir = join(dirname(require.resolve('@vladmandic/face-api/package.json')), 'demo');
+  return new Uint8Array(readFileSync(join(dir, `sample${n}.jpg`)));
+}
+
+const bytes = (b: Buffer) => new Uint8Array(b);
+
+export async function astronautJpeg(): Promise<Uint8Array> {
+  return bytes(await sharp(ASTRONAUT_PATH).jpeg({ quality: 90 }).toBuffer());
+}
+
+export async function astronautWebp(): Promise<Uint8Array> {
+  return bytes(await sharp(ASTRONAUT_PATH).webp({ quality: 90 }).toBuffer());
+}
+
+/** The portrait so small that its face is about 45 px across. */
+export async function tinyFace(): Promise<Uint8Array> {
+  return bytes(await sharp(ASTRONAUT_PATH).resize(240).png().toBuffer());
+}
+
+/** The portrait turned in the picture's plane (a tilted head). */
+export async function tilted(degrees: number): Promise<Uint8Array> {
+  return bytes(
+    await sharp(ASTRONAUT_PATH).rotate(degrees, { background: '#808080' }).png().toBuffer(),
+  );
+}
+
+/** A woman from face-api's sample1, her head turned to the side (alone in the crop). */
+export async function turnedHead(): Promise<Uint8Array> {
+  return bytes(
+    await sharp(faceApiSample(1))
+      .extract({ left: 250, top: 200, width: 520, height: 560 })
+      .jpeg()
+      .toBuffer(),
+  );
+}
+
+/** Noise: no face anywhere. */
+export async function noFace(): Promise<Uint8Array> {
+  return bytes(
+    await sharp({
+      create: {
+        width: 640,
+        height: 480,
+        channels: 3,
+        background: '#6a8caf',
+        noise: { type: 'gaussian', mean: 120, sigma: 40 },
+      },
+    })
+      .blur(3)
+      .png()
+      .toBuffer(),
+  );
+}
+
+export async function gif(): Promise<Uint8Array> {
+  return bytes(await sharp(ASTRONAUT_PATH).resize(64).gif().toBuffer());
+}
+
+/** A valid PNG header declaring 8000 x 5100 pixels (40.8 megapixels), one flat colour. */
+export async function hugePng(): Promise<Uint8Array> {
+  return bytes(
+    await sharp({ create: { width: 8000, height: 5100, channels: 3, background: '#777' } })
+      .png({ compressionLevel: 9 })
+      .toBuffer(),
+  );
+}
+
+/** The first `share` of a file, as an interrupted upload leaves it. */
+export function truncated(file: Uint8Array, share = 0.6): Uint8Array {
+  return file.slice(0, Math.floor(file.byteLength * share));
+}
+
+export function multipartImage(
+  image: Uint8Array,
+  fields: Record<string, string> = { name: 'Test face' },
+  filename = 'portrait.png',
+  type = 'image/png',
+): FormData {
+  const form = new FormData();
+  form.append('image', new Blob([image as Uint8Array<ArrayBuffer>], { type }), filename);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return form;
+}
