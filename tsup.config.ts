@@ -8,6 +8,8 @@ export default defineConfig({
     'cli/main': 'src/cli/main.ts',
     // The audio worker pool's thread (src/media/worker/audioWorkerPool.ts finds it here).
     'media/audioWorker': 'src/media/worker/audioWorker.ts',
+    // A media worker process (src/media/workerPool/mediaWorkerProcess.ts finds it here).
+    'media/mediaWorker': 'src/media/workerPool/mediaWorkerMain.ts',
   },
   format: ['esm'],
   target: 'node20',

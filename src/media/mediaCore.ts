@@ -67,12 +67,23 @@ export interface MediaSession {
   speak(item: SpeechItem): void;
   /** Queues decoded audio, in the same queue as speech. */
   playAudio(item: AudioItem): void;
-  /** Stops what is playing and drops everything queued. */
-  interrupt(): InterruptOutcome;
+  /**
+   * Stops what is playing and drops everything queued. A media session in another process
+   * answers asynchronously; callers await it either way.
+   */
+  interrupt(): InterruptOutcome | Promise<InterruptOutcome>;
   setWaiting(waiting: boolean): void;
   readonly speaking: boolean;
   /** Leaves the room and releases every resource. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * Bytes the media needs by id (an uploaded photo, say), from wherever the API process keeps
+ * them (its file storage); a media core in a worker process asks the API process for them.
+ */
+export interface MediaAssets {
+  get(id: string): Promise<Uint8Array>;
 }
 
 export interface MediaCore {

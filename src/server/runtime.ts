@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { MediaCore } from '../media/mediaCore.js';
-import { LiveKitMediaCore } from '../media/session/index.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
@@ -15,6 +14,7 @@ import { acquireDataDirLock } from './dataDirLock.js';
 import { fileStorageFor } from './fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
+import { mediaCoreFor } from './mediaCoreFor.js';
 import { SessionManager } from './sessionManager.js';
 import { Store } from './store/store.js';
 import { UrlFetcher } from './urlFetcher.js';
@@ -35,7 +35,8 @@ export interface StartOptions {
   log?: Logger;
   /**
    * The media core, or one still starting (it then starts while the database opens); default:
-   * avatars in LiveKit rooms (`LiveKitMediaCore`), its atlases cached in `<dataDir>/cache`.
+   * avatars in LiveKit rooms, in `config.mediaWorkers` worker processes (or in this process),
+   * their atlases cached in `<dataDir>/cache`.
    */
   media?: MediaCore | Promise<MediaCore>;
   /** Told about each start-up step (database, avatars, TTS) as it starts and ends. */
@@ -64,7 +65,8 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
   const mediaStarting = Promise.resolve(
     options.media ??
-      LiveKitMediaCore.create({
+      mediaCoreFor({
+        workers: config.mediaWorkers ?? 0,
         log,
         tts,
         agentAbsenceMs: config.limits.agentAbsenceMs,

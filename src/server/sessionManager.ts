@@ -269,8 +269,8 @@ export class SessionManager {
   }
 
   interrupt(key: ApiKeyRecord, id: string): Promise<InterruptResult> {
-    return this.drive(key, id, {}, (s) => {
-      const r = s.media!.interrupt();
+    return this.drive(key, id, {}, async (s) => {
+      const r = await s.media!.interrupt();
       return {
         session_id: id,
         interrupted: r.interrupted,
@@ -281,7 +281,7 @@ export class SessionManager {
 
   setWaiting(key: ApiKeyRecord, id: string, waiting: boolean): Promise<SessionRecord> {
     return this.drive(key, id, {}, async (s) => {
-      if (waiting) s.media!.interrupt();
+      if (waiting) await s.media!.interrupt();
       s.media!.setWaiting(waiting);
       const updated = await this.o.store.setSessionWaiting(id, waiting);
       if (updated) s.record = updated;

@@ -1,0 +1,1 @@
+export { WorkerPoolMediaCore, type WorkerPoolOptions } from './workerPoolMediaCore.js';
