@@ -36,6 +36,12 @@ export interface MediaWorkerProcessOptions {
   assets?: MediaAssets;
   /** Told about the worker's start-up steps when `init.reportProgress` is set. */
   progress?: StartupProgress;
+  /**
+   * The process starts (loads its code) at once, but is initialised (atlases, TTS) only once
+   * this settles: on a first start the other workers wait until the first has drawn and cached
+   * the atlases, then load them instead of drawing them again.
+   */
+  initAfter?: Promise<unknown>;
 }
 
 export interface WorkerExit {
@@ -94,7 +100,9 @@ export class MediaWorkerProcess {
     const worker = new MediaWorkerProcess(child, o);
     try {
       await Promise.race([
-        worker.peer.request<WorkerReady>('init', o.init),
+        Promise.resolve(o.initAfter)
+          .catch(() => undefined)
+          .then(() => worker.peer.request<WorkerReady>('init', o.init)),
         worker.exited.then(({ code, signal }) => {
           throw new Error(`media worker ${o.init.index} exited (${signal ?? code}) while starting`);
         }),

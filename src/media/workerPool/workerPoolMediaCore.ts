@@ -8,7 +8,7 @@ import {
   type MediaSessionObserver,
   type MediaSessionSpec,
 } from '../mediaCore.js';
-import { reportStep, type StartupProgress } from '../startupProgress.js';
+import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
 import { MediaWorkerProcess, type WorkerExit } from './mediaWorkerProcess.js';
 import { RemoteMediaSession } from './remoteMediaSession.js';
@@ -59,11 +59,26 @@ export class WorkerPoolMediaCore implements MediaCore {
       throw new Error(`a worker pool needs at least one worker (got ${o.workers})`);
     }
     const pool = new WorkerPoolMediaCore(o);
+    // The first worker prepares the avatars (drawing and caching them on a first start); the
+    // others load their code meanwhile and then take the atlases from the cache.
+    let atlasesReady!: () => void;
+    const atlases = new Promise<void>((resolve) => (atlasesReady = resolve));
+    const first = (step: StartupStep) => {
+      if (step.step === 'avatars' && step.phase === 'done') atlasesReady();
+      o.progress?.(step);
+    };
     const started = await reportStep(
       o.progress,
       'workers',
       `starting ${o.workers} media worker process${o.workers === 1 ? '' : 'es'}`,
-      () => Promise.allSettled(pool.workers.map((_, i) => pool.startWorker(i, i === 0))),
+      () =>
+        Promise.allSettled(
+          pool.workers.map((_, i) =>
+            i === 0
+              ? pool.startWorker(0, { progress: first }).finally(atlasesReady)
+              : pool.startWorker(i, { initAfter: atlases }),
+          ),
+        ),
       () => `${o.workers} ready`,
     );
     const failed = started.find((r) => r.status === 'rejected');
@@ -122,20 +137,24 @@ export class WorkerPoolMediaCore implements MediaCore {
     return best;
   }
 
-  private async startWorker(index: number, reportProgress: boolean): Promise<void> {
+  private async startWorker(
+    index: number,
+    how: { progress?: StartupProgress; initAfter?: Promise<unknown> } = {},
+  ): Promise<void> {
     const init: WorkerInit = {
       index,
       cacheDir: this.o.cacheDir,
       agentAbsenceMs: this.o.agentAbsenceMs,
       stageTimeoutMs: this.o.stageTimeoutMs,
       logLevel: this.o.log.level as WorkerInit['logLevel'],
-      reportProgress,
+      reportProgress: how.progress !== undefined,
     };
     const worker = await MediaWorkerProcess.start({
       init,
       log: this.o.log,
       assets: this.o.assets,
-      progress: reportProgress ? this.o.progress : undefined,
+      progress: how.progress,
+      initAfter: how.initAfter,
     });
     if (this.closing) {
       await worker.shutdown(SHUTDOWN_MS);
@@ -181,7 +200,7 @@ export class WorkerPoolMediaCore implements MediaCore {
     const timer = setTimeout(() => {
       this.restartTimers.delete(timer);
       if (this.closing) return;
-      this.startWorker(index, false).then(
+      this.startWorker(index).then(
         () => this.o.log.info({ worker: index }, 'media worker started again'),
         (err: unknown) => {
           this.o.log.error({ err, worker: index }, 'media worker failed to start again');
