@@ -1,4 +1,5 @@
 import { dispose } from '@livekit/rtc-node';
+import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import type { MediaSession } from '../mediaCore.js';
 import { LiveKitMediaCore } from '../session/index.js';
@@ -11,6 +12,7 @@ import {
   type WaitingEvent,
   type WorkerInit,
   type WorkerReady,
+  type WorkerStats,
 } from './workerProtocol.js';
 
 /** How long a worker whose API process vanished gives its avatars to leave their rooms. */
@@ -67,6 +69,18 @@ export function runMediaWorker(): void {
   peer.handle('interrupt', async ({ sessionId }: SessionRef) => {
     const session = sessions.get(sessionId);
     return session ? session.interrupt() : { interrupted: false, droppedUtterances: 0 };
+  });
+  let eventLoopMark = performance.eventLoopUtilization();
+  peer.handle('stats', (): WorkerStats => {
+    const usage = process.cpuUsage();
+    const eventLoop = performance.eventLoopUtilization(eventLoopMark).utilization;
+    eventLoopMark = performance.eventLoopUtilization();
+    return {
+      pid: process.pid,
+      sessions: sessions.size,
+      cpuMs: (usage.user + usage.system) / 1000,
+      eventLoop,
+    };
   });
   peer.handle('close', async ({ sessionId }: SessionRef) => {
     const session = find(sessionId);

@@ -12,7 +12,13 @@ import { reportStep, type StartupProgress, type StartupStep } from '../startupPr
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
 import { MediaWorkerProcess, type WorkerExit } from './mediaWorkerProcess.js';
 import { RemoteMediaSession } from './remoteMediaSession.js';
-import type { EndedEvent, SpeakingEvent, StartRequest, WorkerInit } from './workerProtocol.js';
+import type {
+  EndedEvent,
+  SpeakingEvent,
+  StartRequest,
+  WorkerInit,
+  WorkerStats,
+} from './workerProtocol.js';
 
 export interface WorkerPoolOptions {
   /** Media worker processes (one per core is the default of the CLI). */
@@ -93,6 +99,15 @@ export class WorkerPoolMediaCore implements MediaCore {
   /** Worker processes running now (pids), for logs and tests. */
   get pids(): number[] {
     return this.workers.filter((w) => w?.alive).map((w) => w!.pid);
+  }
+
+  /** Each running worker's load (CPU, event loop since the previous call, sessions). */
+  async stats(): Promise<WorkerStats[]> {
+    const running = this.workers.filter((w) => w?.alive);
+    const answers = await Promise.allSettled(
+      running.map((w) => w!.peer.request<WorkerStats>('stats')),
+    );
+    return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }
 
   /** The pid of the worker that runs a session. */

@@ -3,7 +3,8 @@
  * Node's `advanced` serialization, so PCM travels as a typed array, not as JSON numbers).
  *
  * API -> worker requests: `init` (WorkerInit -> WorkerReady), `start` ({ spec } -> null),
- * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`.
+ * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`,
+ * `stats` (null -> WorkerStats).
  * API -> worker events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
  * `waiting` ({ sessionId, waiting }).
  * Worker -> API events: `speaking`, `ended`, `log`, `progress`.
@@ -37,6 +38,16 @@ export interface WorkerInit {
 export interface WorkerReady {
   pid: number;
   readyMs: number;
+}
+
+/** A worker's load, for operators and the bench. */
+export interface WorkerStats {
+  pid: number;
+  sessions: number;
+  /** CPU time the process used so far (user + system), ms. */
+  cpuMs: number;
+  /** Share of time its event loop was busy since the previous `stats` request (0..1). */
+  eventLoop: number;
 }
 
 export interface StartRequest {
