@@ -1,4 +1,5 @@
 import { availableParallelism, hostname } from 'node:os';
+import type { ClusterTiming } from './cluster/cluster.js';
 
 /** Limits of API-DECISIONS.md; every one is configurable, these are the defaults. */
 export interface Limits {
@@ -75,6 +76,8 @@ export interface ServerConfig {
   limits: Limits;
   livekit: LiveKitConfig;
   version: string;
+  /** Heartbeat, loss and reply timing of a cluster (DATABASE_URL); defaults in cluster.ts. */
+  cluster?: Partial<ClusterTiming>;
 }
 
 export function defaultMaxSessions(): number {

@@ -8,6 +8,7 @@ import type { MediaCore } from '../media/mediaCore.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
+import { Cluster } from './cluster/cluster.js';
 import { createApp } from './app.js';
 import type { ServerConfig } from './config.js';
 import { acquireDataDirLock } from './dataDirLock.js';
@@ -61,6 +62,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     ? { update: () => undefined, release: () => undefined }
     : acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
   let store: Store | undefined;
+  let cluster: Cluster | undefined;
   const tts = options.tts ?? new TtsEngines();
   // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
   const mediaStarting = Promise.resolve(
@@ -85,8 +87,31 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       }),
     ]);
     store = opened;
-    const orphans = await store.endLiveSessionsOnNode(config.nodeId, 'shutdown');
-    if (orphans > 0) log.warn({ count: orphans }, 'ended sessions left live by a previous run');
+    // On a shared PostgreSQL server this node joins the others (after a crash, its previous
+    // instance must first fall silent).
+    const openStore = store;
+    cluster = store.cluster
+      ? await reportStep(options.progress, 'cluster', 'joining the other nodes', () =>
+          Cluster.join({
+            store: openStore,
+            nodeId: config.nodeId,
+            capacity: config.maxSessions,
+            log,
+            timing: config.cluster,
+          }),
+        )
+      : undefined;
+    // Sessions a previous run of this node left live can never be driven again.
+    const orphans = await store.endLiveSessionsOnNode(
+      config.nodeId,
+      cluster ? 'error' : 'shutdown',
+    );
+    if (orphans.length > 0) {
+      log.warn(
+        { count: orphans.length, sessions: orphans },
+        'ended the sessions a previous run of this node left live',
+      );
+    }
     const sessions = new SessionManager({
       store,
       media,
@@ -96,7 +121,9 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       maxSessions: config.maxSessions,
       allowPrivateUrls: config.allowPrivateUrls,
       log,
+      cluster,
     });
+    cluster?.serve(sessions);
     const urlFetcher = new UrlFetcher({
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.limits.urlFetchTimeoutMs,
@@ -127,7 +154,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const openStore = store;
+    const joined = cluster;
     let closing: Promise<void> | undefined;
     const server: VisageServer = {
       url: `http://${host}:${port}`,
@@ -137,7 +164,10 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       log,
       close: () =>
         (closing ??= (async () => {
+          // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
+          await joined?.drain();
           await sessions.shutdown();
+          await joined?.leave();
           await media.close();
           http.closeAllConnections();
           await Promise.all([closeServer(http), admin && closeServer(admin)]);
@@ -149,6 +179,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     };
     return server;
   } catch (err) {
+    await cluster?.leave().catch(() => undefined);
     await store?.close().catch(() => undefined);
     // A media core the caller gave stays the caller's to close.
     if (!options.media) await mediaStarting.then((m) => m.close()).catch(() => undefined);
