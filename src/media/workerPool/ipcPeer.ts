@@ -6,7 +6,8 @@
 
 /** What the peer needs from the channel: Node's `ChildProcess` and `process` both fit. */
 export interface IpcChannel {
-  send(message: unknown): unknown;
+  /** With a callback, a failed send reports there instead of as an 'error' event. */
+  send(message: unknown, callback: (error: Error | null) => void): unknown;
   on(event: 'message', listener: (message: unknown) => void): unknown;
   off(event: 'message', listener: (message: unknown) => void): unknown;
 }
@@ -91,11 +92,12 @@ export class IpcPeer {
   }
 
   private post(message: Message): void {
+    // The channel may go away under us (the other process died): everything pending fails.
+    const lost = (err: Error) => this.close(`the channel is closed: ${err.message}`);
     try {
-      this.channel.send(message);
+      this.channel.send(message, (err) => err && lost(err));
     } catch (err) {
-      // The channel went away under us (the other process died): everything pending fails.
-      this.close(`the channel is closed: ${(err as Error).message}`);
+      lost(err as Error);
     }
   }
 

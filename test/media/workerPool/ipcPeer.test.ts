@@ -15,10 +15,16 @@ function channelPair(): [IpcChannel & { closed: boolean }, IpcChannel & { closed
     const end = {
       closed: false,
       peer: undefined as unknown as EventEmitter,
-      send(message: unknown) {
-        if (end.closed) throw new Error('channel closed');
+      send(message: unknown, callback: (error: Error | null) => void) {
+        if (end.closed) {
+          setImmediate(() => callback(new Error('channel closed')));
+          return false;
+        }
         const copy = structuredClone(message);
-        setImmediate(() => end.peer.emit('message', copy));
+        setImmediate(() => {
+          end.peer.emit('message', copy);
+          callback(null);
+        });
         return true;
       },
       on: (event: 'message', l: (m: unknown) => void) => events.on(event, l),
@@ -90,9 +96,10 @@ describe('IpcPeer', () => {
     await expect(pending).rejects.toBeInstanceOf(ChannelClosedError);
     await expect(api.request('slow')).rejects.toThrow('media worker 0 exited');
     a.closed = true;
-    // A send on a dead channel closes the peer instead of throwing at the caller.
+    // A send on a dead channel closes the peer (failing the request) instead of crashing.
     const other = new IpcPeer(a);
     await expect(other.request('anything')).rejects.toBeInstanceOf(ChannelClosedError);
+    other.emit('speaking', { speaking: true });
   });
 
   it("lets a worker ask the API process for an asset's bytes by id", async () => {
