@@ -60,10 +60,6 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
   const ownerOf = async (sessionId: string) =>
     (await db.query<{ node_id: string }>('SELECT node_id FROM sessions WHERE id = $1', [sessionId]))
       .rows[0]!.node_id;
-  const notOwner = async (sessionId: string) => {
-    const owner = await ownerOf(sessionId);
-    return live().find((n) => n.nodeId !== owner)!;
-  };
   /** Sessions of `secret` created by a case: deleted after it, whatever happened. */
   const created: string[] = [];
   const create = async (through: ServedNode, auth = secret) => {
