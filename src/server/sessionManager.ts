@@ -31,6 +31,7 @@ import {
   type StartCommand,
 } from './sessionCommand.js';
 import { StageTimeoutError, withinDeadline } from './stageDeadline.js';
+import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
 import type { ClaimedCommand } from './store/clusterStore.js';
 import type {
   ApiKeyRecord,
@@ -107,6 +108,8 @@ export class SessionManager {
   private readonly forwarded = new Map<string, Promise<void>>();
   private reconcileTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
+  /** Sessions that ended while the database was unreachable: their end is recorded later. */
+  private readonly unrecordedEnds = new Map<string, EndReason>();
 
   constructor(private readonly o: SessionManagerOptions) {}
 
@@ -472,8 +475,14 @@ export class SessionManager {
   /**
    * No avatar outlives its session: ends every session and every media session of this node
    * that the store does not list as live (ended by another process, or leaked by a fault).
+   * First, records the ends the database missed while it was unreachable.
    */
   async reconcile(): Promise<void> {
+    for (const [id, reason] of this.unrecordedEnds) {
+      await this.o.store.endSession(id, reason);
+      this.unrecordedEnds.delete(id);
+      this.o.log.info({ session_id: id, end_reason: reason }, 'recorded an end the database missed');
+    }
     // Snapshots first: anything created after them is not judged by this round.
     const running = this.o.media.running();
     const tracked = [...this.live.values()];
@@ -698,6 +707,8 @@ export class SessionManager {
     // Free the slot first: the caller may create a new session the moment we answer.
     const ended = await this.o.store.endSession(s.record.id, reason).catch((err: unknown) => {
       this.o.log.error({ err, session_id: s.record.id }, 'could not mark the session ended');
+      // The database is away: recorded when it is back (reconciliation), so the slot frees.
+      if (err instanceof DatabaseUnavailableError) this.unrecordedEnds.set(s.record.id, reason);
       return undefined;
     });
     if (ended) s.record = ended;

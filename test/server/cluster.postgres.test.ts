@@ -10,7 +10,11 @@ import type {
   MediaSessionSpec,
 } from '../../src/media/mediaCore.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
-import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
+import {
+  freshPostgresDatabase,
+  startTestPostgres,
+  type TestPostgres,
+} from '../support/embeddedPostgres.js';
 import { startTestServer, type TestServer } from './testServer.js';
 import { multipartClip, sineWav } from './wav.js';
 
@@ -333,4 +337,82 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     for (const id of survivors) await call(nodes[0]!, 'DELETE', `/v1/sessions/${id}`);
     expect((await create(nodes[1]!)).status).toBe(201);
   });
+});
+
+describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while', () => {
+  let own: TestPostgres;
+  beforeAll(async () => {
+    // Its own server, since this test stops it.
+    own = await startTestPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await own?.dispose();
+  });
+
+  it('answer 503 meanwhile, keep their sessions (nobody is declared lost), record missed ends and hand calls over again once it is back', async () => {
+    const a = await startNode(own.url(), 'node-a', 4);
+    const b = await startNode(own.url(), 'node-b', 4);
+    try {
+      const key = await keyAdmin.create(a.server.store, 'outage', 10);
+      const auth = key.secret;
+      const created = await a.server.call('POST', '/v1/sessions', {
+        auth,
+        json: { avatar_id: AVATAR, mode: 'video' },
+      });
+      const id = ((await created.json()) as { session_id: string }).session_id;
+      const [owner, via] = a.media.sessions.has(id) ? [a, b] : [b, a];
+      // A session whose idle timeout fires during the outage.
+      const idle = await owner.server.call('POST', '/v1/sessions', {
+        auth,
+        json: { avatar_id: AVATAR, mode: 'video', idle_timeout_seconds: 5 },
+      });
+      const idleId = ((await idle.json()) as { session_id: string }).session_id;
+      expect(owner.media.sessions.has(idleId) || via.media.sessions.has(idleId)).toBe(true);
+      const idleOwner = owner.media.sessions.has(idleId) ? owner : via;
+
+      await own.stop();
+      const down = await via.server.call('POST', `/v1/sessions/${id}/speak`, {
+        auth,
+        json: { text: 'anyone?' },
+      });
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ error: { code: 'database_unavailable' } });
+      // Longer than a node may stay silent, and the idle timeout passes.
+      await new Promise((r) => setTimeout(r, 6_500));
+      expect(idleOwner.media.sessions.has(idleId)).toBe(false); // its media stopped on time
+      await own.start();
+
+      await expect
+        .poll(async () => (await via.server.call('GET', `/v1/sessions/${id}`, { auth })).status, {
+          timeout: 30_000,
+          interval: 250,
+        })
+        .toBe(200);
+      // Both nodes recovered on their own; neither declared the other lost.
+      const speak = await via.server.call('POST', `/v1/sessions/${id}/speak`, {
+        auth,
+        json: { text: 'back again' },
+      });
+      expect(speak.status).toBe(202);
+      expect(owner.media.calls.get(id)).toContain('speak:back again');
+      expect(owner.media.calls.get(id)).not.toContain('close');
+      expect(
+        await (await a.server.call('GET', `/v1/sessions/${id}`, { auth })).json(),
+      ).toMatchObject({ status: 'active' });
+      // The end the database missed is recorded, and its slot freed.
+      await expect
+        .poll(
+          async () =>
+            (await (await a.server.call('GET', `/v1/sessions/${idleId}`, { auth })).json()) as {
+              status: string;
+            },
+          { timeout: 15_000, interval: 250 },
+        )
+        .toMatchObject({ status: 'ended', end_reason: 'idle_timeout' });
+      const list = await b.server.call('GET', '/v1/sessions?status=active', { auth });
+      expect(list.headers.get('x-service-concurrent-sessions')).toBe('1');
+    } finally {
+      await Promise.all([a.server.close(), b.server.close()]);
+    }
+  }, 120_000);
 });

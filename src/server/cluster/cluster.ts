@@ -376,6 +376,10 @@ export class Cluster {
       this.o.log.info('heartbeat: the database is back');
       this.healthySince = Date.now();
       this.claimCommands();
+      // Ends that could not be recorded meanwhile are recorded now (their slots free).
+      void this.applier?.reconcile().catch((err: unknown) => {
+        this.o.log.warn({ err }, 'reconciliation failed');
+      });
     }
     if (!alive) {
       this.o.log.error(
