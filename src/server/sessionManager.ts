@@ -84,6 +84,8 @@ export interface SessionManagerOptions {
 
 /** Seconds a room may outlast its session's maximum length before the LiveKit server closes it. */
 const ROOM_TIMEOUT_MARGIN_SECONDS = 60;
+/** Sessions of other nodes whose owner this node remembers (see rememberOwner). */
+const MAX_REMEMBERED_OWNERS = 10_000;
 /** How much longer than a start's own bound a node waits for another node to start a session. */
 const HANDOFF_MARGIN_MS = 5_000;
 
@@ -106,6 +108,8 @@ export class SessionManager {
    * so they keep their arrival order; the tail of the chain.
    */
   private readonly forwarded = new Map<string, Promise<void>>();
+  /** The key and node of sessions other nodes run, once looked up (they never change). */
+  private readonly owners = new Map<string, { keyId: string; nodeId: string }>();
   private reconcileTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
   /** Sessions that ended while the database was unreachable: their end is recorded later. */
@@ -481,7 +485,10 @@ export class SessionManager {
     for (const [id, reason] of this.unrecordedEnds) {
       await this.o.store.endSession(id, reason);
       this.unrecordedEnds.delete(id);
-      this.o.log.info({ session_id: id, end_reason: reason }, 'recorded an end the database missed');
+      this.o.log.info(
+        { session_id: id, end_reason: reason },
+        'recorded an end the database missed',
+      );
     }
     // Snapshots first: anything created after them is not judged by this round.
     const running = this.o.media.running();
@@ -599,18 +606,23 @@ export class SessionManager {
     prepare: () => DrivingCommand | Promise<DrivingCommand>,
   ): Promise<unknown> {
     const posted = (this.forwarded.get(id) ?? Promise.resolve()).then(async () => {
-      const record = await this.get(key, id);
-      if (record.status === 'ended') throw endedError(id);
-      // Started here meanwhile (a call that waited behind a create of this node).
-      const session = this.live.get(id);
-      if (session) return { local: this.enqueue(session, kind, prepare) };
-      if (!this.o.cluster || record.nodeId === this.o.nodeId) {
-        // Live in the database, on this node, but not here: a leftover reconciliation ends.
-        throw new ApiError('media_unavailable', 'The session is not running on this node.');
+      let nodeId = this.owners.get(id)?.keyId === key.id ? this.owners.get(id)!.nodeId : undefined;
+      if (!nodeId) {
+        const record = await this.get(key, id);
+        if (record.status === 'ended') throw endedError(id);
+        // Started here meanwhile (a call that waited behind a create of this node).
+        const session = this.live.get(id);
+        if (session) return { local: this.enqueue(session, kind, prepare) };
+        if (!this.o.cluster || record.nodeId === this.o.nodeId) {
+          // Live in the database, on this node, but not here: a leftover reconciliation ends.
+          throw new ApiError('media_unavailable', 'The session is not running on this node.');
+        }
+        nodeId = record.nodeId;
+        this.rememberOwner(id, key.id, nodeId);
       }
       const command = commandRow(await prepare());
-      const sent = await this.o.cluster.post({ sessionId: id, nodeId: record.nodeId, ...command });
-      return { remote: sent.reply, node: record.nodeId };
+      const sent = await this.o.cluster!.post({ sessionId: id, nodeId, ...command });
+      return { remote: sent.reply, node: nodeId };
     });
     const tail = posted.then(
       () => undefined,
@@ -633,8 +645,21 @@ export class SessionManager {
         'The node that runs the session did not answer in time.',
       );
     }
-    // The node was lost meanwhile: the sweep ended the session.
-    return resultOf(answer, () => endedError(id));
+    try {
+      // The node was lost meanwhile: the sweep ended the session.
+      return resultOf(answer, () => endedError(id));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'session_ended') this.owners.delete(id);
+      throw err;
+    }
+  }
+
+  /** Who runs a session never changes: later calls skip the lookup (bounded memory). */
+  private rememberOwner(id: string, keyId: string, nodeId: string): void {
+    if (this.owners.size >= MAX_REMEMBERED_OWNERS) {
+      this.owners.delete(this.owners.keys().next().value!);
+    }
+    this.owners.set(id, { keyId, nodeId });
   }
 
   /** Applies one driving call to a session this node runs; its result as JSON. */

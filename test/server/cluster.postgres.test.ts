@@ -231,6 +231,33 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     expect(await ended.json()).toMatchObject({ error: { code: 'session_ended' } });
   });
 
+  it('calls with audio bytes (read from their row) and calls without (carried in their NOTIFY) keep their order', async () => {
+    const { body } = await create(nodes[0]!);
+    const id = body.session_id as string;
+    const log = ownerOf(id)!.media.calls.get(id)!;
+    const other = others(id)[0]!;
+    const calls: Promise<Response>[] = [];
+    const expected: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      // Each follows the previous one closely: the speak's NOTIFY reaches the owner while it
+      // may still be reading the audio's row.
+      calls.push(
+        other.server.call('POST', `/v1/sessions/${id}/audio?text=a${i}`, {
+          auth: secret,
+          body: sineWav(0.2, 16_000) as Uint8Array<ArrayBuffer>,
+          headers: { 'content-type': 'audio/wav' },
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      calls.push(call(other, 'POST', `/v1/sessions/${id}/speak`, { text: `s${i}` }));
+      await new Promise((r) => setTimeout(r, 20));
+      expected.push(`audio:a${i}:16000`, `speak:s${i}`);
+    }
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(expected.map(() => 202));
+    expect(log).toEqual(expected);
+    await call(other, 'DELETE', `/v1/sessions/${id}`);
+  });
+
   it('the node that runs a session decodes its audio and answers with its errors', async () => {
     const { body } = await create(nodes[1]!);
     const id = body.session_id as string;

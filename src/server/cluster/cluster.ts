@@ -82,6 +82,9 @@ export interface ExpectedReply {
   forget(): void;
 }
 
+/** How long a node remembers the commands it applied (longer than any reply takes). */
+const APPLIED_MEMORY_MS = 5 * 60_000;
+
 /** How often a node waiting for a reply also reads it from its row (a NOTIFY may be lost). */
 const REPLY_POLL_MS = 1_000;
 
@@ -106,6 +109,8 @@ export class Cluster {
   private claiming = false;
   private claimAgain = false;
   private left = false;
+  /** Commands applied lately (id -> when), so that none is applied twice. */
+  private readonly applied = new Map<string, number>();
 
   private constructor(private readonly o: ClusterOptions) {
     if (!o.store.cluster) throw new Error('a cluster needs a PostgreSQL server (DATABASE_URL)');
@@ -202,14 +207,8 @@ export class Cluster {
       reject = rej;
     });
     settled.catch(() => undefined); // observed through wait()
-    const pending: PendingReply = {
-      resolve: (reply) => {
-        resolve(reply);
-        // The row has served its purpose.
-        void this.db.deleteCommand(id).catch(() => undefined);
-      },
-      reject,
-    };
+    // The row stays a minute after its reply (the sweep deletes it).
+    const pending: PendingReply = { resolve, reject };
     this.replies.set(id, pending);
     return {
       wait: (kind, nodeId, timeoutMs) => {
@@ -287,7 +286,13 @@ export class Cluster {
     }
     const n = parseNodeNotification(payload);
     if ('commands' in n) this.claimCommands();
-    else if ('replyTo' in n) {
+    else if ('command' in n) {
+      // Notifications arrive in commit order: applied as they come, in order. While a claim
+      // is under way (a command with bytes came first), this one waits its turn in the claim.
+      if (this.applier && !this.left && !this.claiming) {
+        this.applyAndReply({ ...n.command, seq: 0 });
+      } else this.claimCommands();
+    } else if ('replyTo' in n) {
       const id = n.replyTo;
       if ('reply' in n) this.settle(id, (p) => p.resolve(n.reply));
       else {
@@ -327,7 +332,7 @@ export class Cluster {
         this.claimAgain = false;
         const commands = await this.db.claimCommands(this.o.nodeId);
         // Applied in order: each is queued on its session before the next is looked at.
-        for (const c of commands) this.applyAndReply(c);
+        for (const c of commands) if (!this.applied.has(c.id)) this.applyAndReply(c);
       } while (this.claimAgain);
     } finally {
       this.claiming = false;
@@ -335,6 +340,9 @@ export class Cluster {
   }
 
   private applyAndReply(c: ClaimedCommand): void {
+    // A command that came in its NOTIFY may also be claimed from its row: applied once.
+    if (this.applied.has(c.id)) return;
+    this.applied.set(c.id, Date.now());
     const applier = this.applier!;
     let outcome: Promise<unknown>;
     try {
@@ -362,6 +370,11 @@ export class Cluster {
   /** Every heartbeat: prove this node alive, then sweep for lost nodes. */
   private async tick(): Promise<void> {
     if (this.left) return;
+    // Answered long ago: their rows are done (never claimed again) or deleted.
+    for (const [id, at] of this.applied) {
+      if (Date.now() - at < APPLIED_MEMORY_MS) break;
+      this.applied.delete(id);
+    }
     let alive: boolean;
     try {
       alive = await this.db.heartbeat(this.o.nodeId, this.instance);

@@ -47,19 +47,28 @@ export function nodeChannel(nodeId: string): string {
 /** Every node listens here too: sessions were ended elsewhere (a key revoked), look now. */
 export const RECONCILE_CHANNEL = 'visage_reconcile';
 
-/** A node's notifications: commands to claim, or the reply to a command it sent. */
+/**
+ * A node's notifications: commands to claim, a command itself (small ones ride in the NOTIFY,
+ * saving the claim's round trip), or the reply to a command it sent.
+ */
 export type NodeNotification =
-  { commands: true } | { replyTo: string; reply?: unknown } | { unknown: string };
+  | { commands: true }
+  | { command: NewCommand }
+  | { replyTo: string; reply?: unknown }
+  | { unknown: string };
 
-/** NOTIFY payloads are limited to 8000 bytes; a longer reply is read from its row. */
-const INLINE_REPLY_BYTES = 7_000;
+/** NOTIFY payloads are limited to 8000 bytes; longer ones are read from their row. */
+const INLINE_PAYLOAD_BYTES = 7_000;
 
 export function parseNodeNotification(payload: string): NodeNotification {
   if (payload === 'c') return { commands: true };
   try {
-    const parsed = JSON.parse(payload) as { r?: unknown; reply?: unknown };
+    const parsed = JSON.parse(payload) as { r?: unknown; reply?: unknown; x?: NewCommand };
     if (typeof parsed.r === 'string') {
       return 'reply' in parsed ? { replyTo: parsed.r, reply: parsed.reply } : { replyTo: parsed.r };
+    }
+    if (parsed.x && typeof parsed.x.id === 'string') {
+      return { command: { ...parsed.x, bytes: null } };
     }
   } catch {
     // fall through
@@ -69,7 +78,14 @@ export function parseNodeNotification(payload: string): NodeNotification {
 
 function replyPayload(id: string, reply: unknown): string {
   const inline = JSON.stringify({ r: id, reply });
-  return Buffer.byteLength(inline) <= INLINE_REPLY_BYTES ? inline : JSON.stringify({ r: id });
+  return Buffer.byteLength(inline) <= INLINE_PAYLOAD_BYTES ? inline : JSON.stringify({ r: id });
+}
+
+/** The command itself when it is small and has no bytes, else 'c' (claim your commands). */
+function commandPayload(c: NewCommand): string {
+  if (c.bytes) return 'c';
+  const inline = JSON.stringify({ x: { ...c, bytes: undefined } });
+  return Buffer.byteLength(inline) <= INLINE_PAYLOAD_BYTES ? inline : 'c';
 }
 
 /** Transaction-scoped advisory lock: one node sweeps at a time. */
@@ -140,7 +156,7 @@ export async function insertCommand(db: Queryable, c: NewCommand): Promise<void>
        INSERT INTO session_commands (id, session_id, node_id, reply_node, kind, body, bytes,
          created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING id)
-     SELECT pg_notify($8, 'c') FROM inserted`,
+     SELECT pg_notify($8, $9) FROM inserted`,
     [
       c.id,
       c.sessionId,
@@ -150,6 +166,7 @@ export async function insertCommand(db: Queryable, c: NewCommand): Promise<void>
       JSON.stringify(c.body),
       bytea(c.bytes),
       nodeChannel(c.nodeId),
+      commandPayload(c),
     ],
   );
 }
@@ -270,8 +287,10 @@ export class ClusterStore {
           replyPayload(c.id, reply),
         ]);
       }
+      // Answered commands are kept a minute (a sender may read its reply from the row).
       await tx.query(
-        `DELETE FROM session_commands WHERE created_at < now() - interval '10 minutes'`,
+        `DELETE FROM session_commands WHERE (state = 'done' AND created_at < now() - interval '1 minute')
+           OR created_at < now() - interval '10 minutes'`,
       );
       return {
         nodes: nodes.rows.map((r) => ({ id: r.id, lastHeartbeat: new Date(r.heartbeat_at) })),
@@ -314,10 +333,6 @@ export class ClusterStore {
       [id],
     );
     return r.rows[0] ? { reply: r.rows[0].reply } : undefined;
-  }
-
-  async deleteCommand(id: string): Promise<void> {
-    await this.db.query('DELETE FROM session_commands WHERE id = $1', [id]);
   }
 
   /** Wakes every node: sessions were ended in the database by someone else; look now. */
