@@ -3,7 +3,7 @@
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
  * namespace address; argv[3] media worker processes (0, the default: media in this process).
  * Prints one JSON line when ready; answers "cpu" on stdin with its CPU time (its media workers'
- * included) and "mem" with its resident memory and the LiveKit process's.
+ * included) and "mem" with its resident memory, its media workers' and the LiveKit process's.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,9 +59,9 @@ function cpuMsOf(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** Resident memory (bytes) of the LiveKit server process, from /proc (VmRSS). */
-function livekitRssBytes(): number {
-  const status = readFileSync(`/proc/${livekit.pid}/status`, 'utf8');
+/** Resident memory (bytes) of another process, from /proc (VmRSS). */
+function rssBytesOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
 }
 
@@ -87,8 +87,10 @@ for await (const line of createInterface({ input: process.stdin })) {
     // After a full collection when the process runs with --expose-gc: what is really retained.
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
+    const pool = media instanceof WorkerPoolMediaCore ? await media.stats() : [];
+    const workersRss = pool.reduce((sum, w) => sum + rssBytesOf(w.pid), 0);
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, livekitRss: livekitRssBytes() })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, livekitRss: rssBytesOf(livekit.pid) })}\n`,
     );
   } else if (line === 'quit') {
     break;
