@@ -20,7 +20,8 @@ import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;
 const workers = Number(process.argv[3] ?? 0);
-const log = pino({ level: 'warn' });
+// stdout is the answer channel to the bench: logs go to stderr.
+const log = pino({ level: 'warn' }, pino.destination(2));
 const keys = { devkey: 'bench-secret-0123456789' };
 // The LiveKit server runs in its own process, as under `visage dev`.
 const livekit = await startLivekitProcess({
