@@ -96,6 +96,10 @@ export class MediaWorkerProcess {
       detached: true,
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       serialization: 'advanced',
+      // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
+      // keep the worker's resident memory flat under session churn (README, Memory under
+      // churn). An operator's own value wins; 0 means glibc's default.
+      env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });
     const worker = new MediaWorkerProcess(child, o);
     try {
