@@ -36,7 +36,15 @@ const TOLERANCE = 0.1;
 const node = spawn(
   process.execPath,
   ['--expose-gc', '--import', 'tsx', 'bench/support/visageNode.ts', address, String(WORKERS)],
-  { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      // The media workers too collect their garbage before each sample (see WorkerMemory).
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc'].filter(Boolean).join(' '),
+    },
+  },
 );
 const lines = createInterface({ input: node.stdout! })[Symbol.asyncIterator]();
 const nextLine = async () =>
@@ -49,6 +57,7 @@ const memory = async () => {
     rss: number;
     heapUsed: number;
     workersRss: number;
+    workersHeap: number;
     livekitRss: number;
   };
 };
@@ -81,7 +90,9 @@ console.log(
   `churn: ${TOTAL} sessions, ${PARALLEL} at a time, ${WORKERS} media workers, reference after ${WARMUP} ` +
     `(MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? 'unset'})`,
 );
-console.log('sessions | Visage RSS MB | heap MB | workers RSS MB | LiveKit RSS MB | s/100');
+console.log(
+  'sessions | Visage RSS MB | heap MB | workers RSS MB | workers heap MB | LiveKit RSS MB | s/100',
+);
 let done = 0;
 let failed = 0;
 let next = 0;
@@ -93,7 +104,7 @@ const sample = async () => {
   const per100 = ((performance.now() - lapStart) / 1000 / SAMPLE_EVERY) * 100;
   lapStart = performance.now();
   console.log(
-    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.livekitRss).padStart(14)} | ${per100.toFixed(0)}`,
+    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.workersHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${per100.toFixed(0)}`,
   );
   if (done === WARMUP) reference = last;
 };

@@ -88,10 +88,11 @@ for await (const line of createInterface({ input: process.stdin })) {
     // After a full collection when the process runs with --expose-gc: what is really retained.
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
-    const pool = media instanceof WorkerPoolMediaCore ? await media.stats() : [];
-    const workersRss = pool.reduce((sum, w) => sum + rssBytesOf(w.pid), 0);
+    const pool = media instanceof WorkerPoolMediaCore ? await media.memory() : [];
+    const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
+    const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, livekitRss: rssBytesOf(livekit.pid) })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: rssBytesOf(livekit.pid) })}\n`,
     );
   } else if (line === 'quit') {
     break;

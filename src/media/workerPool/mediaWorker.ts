@@ -11,6 +11,7 @@ import {
   type StartRequest,
   type WaitingEvent,
   type WorkerInit,
+  type WorkerMemory,
   type WorkerReady,
   type WorkerStats,
 } from './workerProtocol.js';
@@ -81,6 +82,12 @@ export function runMediaWorker(): void {
       cpuMs: (usage.user + usage.system) / 1000,
       eventLoop,
     };
+  });
+  peer.handle('memory', (): WorkerMemory => {
+    // Only when the process runs with --expose-gc (the churn bench): what is really retained.
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    return { pid: process.pid, rss: m.rss, heapUsed: m.heapUsed };
   });
   peer.handle('close', async ({ sessionId }: SessionRef) => {
     const session = find(sessionId);

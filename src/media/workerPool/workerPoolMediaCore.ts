@@ -17,6 +17,7 @@ import type {
   SpeakingEvent,
   StartRequest,
   WorkerInit,
+  WorkerMemory,
   WorkerStats,
 } from './workerProtocol.js';
 
@@ -106,6 +107,15 @@ export class WorkerPoolMediaCore implements MediaCore {
     const running = this.workers.filter((w) => w?.alive);
     const answers = await Promise.allSettled(
       running.map((w) => w!.peer.request<WorkerStats>('stats')),
+    );
+    return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  }
+
+  /** Each running worker's memory (see WorkerMemory). */
+  async memory(): Promise<WorkerMemory[]> {
+    const running = this.workers.filter((w) => w?.alive);
+    const answers = await Promise.allSettled(
+      running.map((w) => w!.peer.request<WorkerMemory>('memory')),
     );
     return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }

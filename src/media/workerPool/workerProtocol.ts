@@ -4,7 +4,7 @@
  *
  * API -> worker requests: `init` (WorkerInit -> WorkerReady), `start` ({ spec } -> null),
  * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`,
- * `stats` (null -> WorkerStats).
+ * `stats` (null -> WorkerStats), `memory` (null -> WorkerMemory).
  * API -> worker events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
  * `waiting` ({ sessionId, waiting }).
  * Worker -> API events: `speaking`, `ended`, `log`, `progress`.
@@ -48,6 +48,15 @@ export interface WorkerStats {
   cpuMs: number;
   /** Share of time its event loop was busy since the previous `stats` request (0..1). */
   eventLoop: number;
+}
+
+/** A worker's memory, for the churn bench (after a full collection where `gc` is exposed). */
+export interface WorkerMemory {
+  pid: number;
+  /** Resident set size, bytes. */
+  rss: number;
+  /** V8 heap in use, bytes. */
+  heapUsed: number;
 }
 
 export interface StartRequest {
