@@ -10,6 +10,8 @@ export default defineConfig({
     'media/audioWorker': 'src/media/worker/audioWorker.ts',
     // The photo worker's thread (src/media/photo/photoWorkerPool.ts finds it here).
     'media/photoWorker': 'src/media/photo/photoWorker.ts',
+    // A media worker process (src/media/workerPool/mediaWorkerProcess.ts finds it here).
+    'media/mediaWorker': 'src/media/workerPool/mediaWorkerMain.ts',
   },
   format: ['esm'],
   target: 'node20',

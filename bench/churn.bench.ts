@@ -1,12 +1,13 @@
 /**
  * Churn soak: sessions created, joined by a viewer, made to speak and deleted, one after another
- * (a few at a time), while the resident memory of the Visage process and of the LiveKit server
- * process is sampled every 100 sessions. Memory must come back: the run passes when the last
- * sample is within 10 % of the first one taken after warm-up.
+ * (a few at a time), while the resident memory of the Visage process, of its media workers and
+ * of the LiveKit server process is sampled every 100 sessions. Memory must come back: the run
+ * passes when the last sample is within 10 % of the first one taken after warm-up.
  *
  *   BENCH_CHURN_SESSIONS  sessions in all (default 1000)
  *   BENCH_CHURN_WARMUP    sessions before the reference sample (default 100)
  *   BENCH_CHURN_PARALLEL  sessions alive at once (default 4)
+ *   BENCH_CHURN_WORKERS   media worker processes (default 1; 0 runs the media in the API process)
  *
  * Run through `npm run bench -- churn` (inside the benchmark network namespace).
  */
@@ -27,13 +28,23 @@ const count = (name: string, fallback: number) => {
 const TOTAL = count('BENCH_CHURN_SESSIONS', 1000);
 const WARMUP = Math.min(count('BENCH_CHURN_WARMUP', 100), TOTAL);
 const PARALLEL = count('BENCH_CHURN_PARALLEL', 4);
+/** Media worker processes (0: the media in the API process, as the previous figures were taken). */
+const WORKERS = Number(process.env.BENCH_CHURN_WORKERS ?? 1);
 const SAMPLE_EVERY = Math.min(100, WARMUP);
 const TOLERANCE = 0.1;
 
 const node = spawn(
   process.execPath,
-  ['--expose-gc', '--import', 'tsx', 'bench/support/visageNode.ts', address],
-  { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
+  ['--expose-gc', '--import', 'tsx', 'bench/support/visageNode.ts', address, String(WORKERS)],
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      // The media workers too collect their garbage before each sample (see WorkerMemory).
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc'].filter(Boolean).join(' '),
+    },
+  },
 );
 const lines = createInterface({ input: node.stdout! })[Symbol.asyncIterator]();
 const nextLine = async () =>
@@ -42,7 +53,13 @@ const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: strin
 const visage = new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 });
 const memory = async () => {
   node.stdin!.write('mem\n');
-  return (await nextLine()) as { rss: number; heapUsed: number; livekitRss: number };
+  return (await nextLine()) as {
+    rss: number;
+    heapUsed: number;
+    workersRss: number;
+    workersHeap: number;
+    livekitRss: number;
+  };
 };
 const avatars = AVATAR_CATALOGUE.map((a) => a.avatarId);
 
@@ -70,14 +87,16 @@ async function oneSession(i: number): Promise<void> {
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 console.log(
-  `churn: ${TOTAL} sessions, ${PARALLEL} at a time, reference after ${WARMUP} ` +
+  `churn: ${TOTAL} sessions, ${PARALLEL} at a time, ${WORKERS} media workers, reference after ${WARMUP} ` +
     `(MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? 'unset'})`,
 );
-console.log('sessions | Visage RSS MB | heap MB | LiveKit RSS MB | s/100');
+console.log(
+  'sessions | Visage RSS MB | heap MB | workers RSS MB | workers heap MB | LiveKit RSS MB | s/100',
+);
 let done = 0;
 let failed = 0;
 let next = 0;
-let reference: { rss: number; livekitRss: number } | undefined;
+let reference: { rss: number; workersRss: number; livekitRss: number } | undefined;
 let last = await memory();
 let lapStart = performance.now();
 const sample = async () => {
@@ -85,7 +104,7 @@ const sample = async () => {
   const per100 = ((performance.now() - lapStart) / 1000 / SAMPLE_EVERY) * 100;
   lapStart = performance.now();
   console.log(
-    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.livekitRss).padStart(14)} | ${per100.toFixed(0)}`,
+    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.workersHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${per100.toFixed(0)}`,
   );
   if (done === WARMUP) reference = last;
 };
@@ -116,9 +135,18 @@ const ref = reference ?? last;
 const growth = (now: number, then: number) => (now - then) / then;
 const visageGrowth = growth(last.rss, ref.rss);
 const livekitGrowth = growth(last.livekitRss, ref.livekitRss);
+const workersGrowth = WORKERS > 0 ? growth(last.workersRss, ref.workersRss) : 0;
 console.log(
   `after ${done} sessions (${failed} failed): Visage RSS ${(visageGrowth * 100).toFixed(1)} %, ` +
+    `media workers RSS ${(workersGrowth * 100).toFixed(1)} %, ` +
     `LiveKit RSS ${(livekitGrowth * 100).toFixed(1)} % against the sample after warm-up ` +
     `(limit ${TOLERANCE * 100} %)`,
 );
-if (failed > 0 || visageGrowth > TOLERANCE || livekitGrowth > TOLERANCE) process.exit(1);
+if (
+  failed > 0 ||
+  visageGrowth > TOLERANCE ||
+  workersGrowth > TOLERANCE ||
+  livekitGrowth > TOLERANCE
+) {
+  process.exit(1);
+}

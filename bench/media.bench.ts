@@ -7,6 +7,7 @@
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
 import { dispose } from '@livekit/rtc-node';
 import { VisageClient } from '../src/client/index.js';
@@ -25,34 +26,51 @@ const LONG =
 const profile = process.env.BENCH_PROFILE
   ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
   : [];
-const node = spawn(
-  process.execPath,
-  [...profile, '--import', 'tsx', 'bench/support/visageNode.ts', address],
-  {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  },
-);
-const lines = createInterface({ input: node.stdout! })[Symbol.asyncIterator]();
-const nextLine = async () =>
-  JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
-const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: string };
-const visage = new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 });
-const cpu = async () => {
-  node.stdin!.write('cpu\n');
-  return (await nextLine()) as {
-    cpuMs: number;
-    livekitCpuMs: number;
-    at: number;
-    eventLoop: number;
+/** Media worker processes per configuration measured (BENCH_WORKERS, e.g. `0,1,2`). */
+const WORKER_CONFIGS = (process.env.BENCH_WORKERS ?? `1,${availableParallelism()}`)
+  .split(',')
+  .map(Number);
+
+interface CpuSample {
+  cpuMs: number;
+  livekitCpuMs: number;
+  at: number;
+  eventLoop: number;
+  apiEventLoop: number;
+}
+
+/** A Visage node (API + embedded LiveKit child + `workers` media workers) in its own process. */
+async function startNode(workers: number) {
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', 'bench/support/visageNode.ts', address!, String(workers)],
+    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const nextLine = async () =>
+    JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
+  const { apiUrl, secret } = (await nextLine()) as { apiUrl: string; secret: string };
+  return {
+    workers,
+    visage: new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 }),
+    cpu: async () => {
+      child.stdin!.write('cpu\n');
+      return (await nextLine()) as unknown as CpuSample;
+    },
+    quit: async () => {
+      child.stdin!.write('quit\n');
+      await new Promise((r) => child.once('exit', r));
+    },
   };
-};
+}
+type BenchNode = Awaited<ReturnType<typeof startNode>>;
+
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-async function openSession() {
+async function openSession(visage: VisageClient) {
   const t0 = performance.now();
   const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video' });
   const client = new AvatarClient();
@@ -102,13 +120,15 @@ function lipSyncOffset(client: AvatarClient, fromMs: number, toMs: number): numb
   return best * step;
 }
 
-// ---- latencies, five rounds ---------------------------------------------------------------
+// ---- latencies, five rounds (with the default: a worker per core) ---------------------------
+const latencyNode = await startNode(WORKER_CONFIGS.at(-1)!);
+const visage = latencyNode.visage;
 const createToVideo: number[] = [];
 const speakToAudio: number[] = [];
 const interruptToSilence: number[] = [];
 const lipSync: number[] = [];
 for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
-  const { s, client, videoMs } = await openSession();
+  const { s, client, videoMs } = await openSession(visage);
   createToVideo.push(videoMs);
   await sleep(800);
   const sentAt = client.now();
@@ -159,7 +179,9 @@ for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
   await visage.sessions.delete(s.session_id);
 }
 
-// ---- capacity: concurrent speaking sessions --------------------------------------------------
+await latencyNode.quit();
+
+// ---- capacity: concurrent speaking sessions, per worker configuration -------------------------
 interface Step {
   sessions: number;
   minFps: number;
@@ -167,54 +189,66 @@ interface Step {
   cpuPerSession: number;
   livekitCpuPerSession: number;
   eventLoop: number;
+  apiEventLoop: number;
   ok: boolean;
 }
-const steps: Step[] = [];
-for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8,10,12').split(',').map(Number)) {
-  const open = [];
-  for (let i = 0; i < n; i++) open.push(await openSession());
-  // Keep every avatar talking: speak again whenever an utterance ends.
-  let keepTalking = true;
-  const talkers = open.map(async ({ s, client }) => {
-    while (keepTalking) {
-      const { utterance_id } = await visage.sessions.speak(s.session_id, LONG);
-      await client.waitFor(
-        () => !keepTalking || client.finals().some((m) => m.utterance_id === utterance_id),
-        60_000,
-      );
+
+async function capacity(node: BenchNode): Promise<Step[]> {
+  const { visage } = node;
+  const steps: Step[] = [];
+  for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8,10,12,14,16').split(',').map(Number)) {
+    const open = [];
+    for (let i = 0; i < n; i++) open.push(await openSession(visage));
+    // Keep every avatar talking: speak again whenever an utterance ends.
+    let keepTalking = true;
+    const talkers = open.map(async ({ s, client }) => {
+      while (keepTalking) {
+        const { utterance_id } = await visage.sessions.speak(s.session_id, LONG);
+        await client.waitFor(
+          () => !keepTalking || client.finals().some((m) => m.utterance_id === utterance_id),
+          60_000,
+        );
+      }
+    });
+    await sleep(2_000);
+    const c0 = await node.cpu();
+    await sleep(6_000);
+    const c1 = await node.cpu();
+    const fps = open.map(
+      ({ client }) => client.framesBetween(client.now() - 6_000, client.now()).length / 6,
+    );
+    const audioRate = open.map(
+      ({ client }) => client.audioBetween(client.now() - 6_000, client.now()).length / 6,
+    );
+    const cores = (c1.cpuMs - c0.cpuMs) / (c1.at - c0.at);
+    const step: Step = {
+      sessions: n,
+      minFps: Math.min(...fps),
+      minAudioFramesPerS: Math.min(...audioRate),
+      cpuPerSession: cores / n,
+      livekitCpuPerSession: (c1.livekitCpuMs - c0.livekitCpuMs) / (c1.at - c0.at) / n,
+      eventLoop: c1.eventLoop,
+      apiEventLoop: c1.apiEventLoop,
+      ok: Math.min(...fps) >= 24 && Math.min(...audioRate) >= 98,
+    };
+    steps.push(step);
+    keepTalking = false;
+    for (const o of open) {
+      await visage.sessions.interrupt(o.s.session_id).catch(() => undefined);
+      await o.client.leave();
+      await visage.sessions.delete(o.s.session_id);
     }
-  });
-  await sleep(2_000);
-  const c0 = await cpu();
-  const from = Math.max(...open.map((o) => o.client.now()));
-  await sleep(6_000);
-  const c1 = await cpu();
-  const fps = open.map(
-    ({ client }) => client.framesBetween(client.now() - 6_000, client.now()).length / 6,
-  );
-  const audioRate = open.map(
-    ({ client }) => client.audioBetween(client.now() - 6_000, client.now()).length / 6,
-  );
-  void from;
-  const cores = (c1.cpuMs - c0.cpuMs) / (c1.at - c0.at);
-  const step: Step = {
-    sessions: n,
-    minFps: Math.min(...fps),
-    minAudioFramesPerS: Math.min(...audioRate),
-    cpuPerSession: cores / n,
-    livekitCpuPerSession: (c1.livekitCpuMs - c0.livekitCpuMs) / (c1.at - c0.at) / n,
-    eventLoop: c1.eventLoop,
-    ok: Math.min(...fps) >= 24 && Math.min(...audioRate) >= 98,
-  };
-  steps.push(step);
-  keepTalking = false;
-  for (const o of open) {
-    await visage.sessions.interrupt(o.s.session_id).catch(() => undefined);
-    await o.client.leave();
-    await visage.sessions.delete(o.s.session_id);
+    await Promise.allSettled(talkers);
+    if (!step.ok) break;
   }
-  await Promise.allSettled(talkers);
-  if (!step.ok) break;
+  return steps;
+}
+
+const capacities: { workers: number; steps: Step[] }[] = [];
+for (const workers of WORKER_CONFIGS) {
+  const node = await startNode(workers);
+  capacities.push({ workers, steps: await capacity(node) });
+  await node.quit();
 }
 
 const fmt = (xs: number[]) =>
@@ -226,24 +260,31 @@ console.table({
   'interrupt -> silence': fmt(interruptToSilence),
   'lip-sync offset (video minus audio)': fmt(lipSync),
 });
-console.log(
-  'Concurrent speaking sessions (Visage and the embedded LiveKit server in their own processes, as under `visage dev`; subscribers in a third)',
-);
+const configName = (workers: number) =>
+  workers === 0 ? 'media in the API process' : `${workers} media worker${workers > 1 ? 's' : ''}`;
+for (const { workers, steps } of capacities) {
+  console.log(
+    `Concurrent speaking sessions, ${configName(workers)} (the embedded LiveKit server in its own process, as under \`visage dev\`; subscribers in another)`,
+  );
+  console.table(
+    steps.map((s) => ({
+      sessions: s.sessions,
+      'min fps': s.minFps.toFixed(1),
+      'min audio frames/s (100 = unbroken)': s.minAudioFramesPerS.toFixed(0),
+      'Visage CPU per session (cores)': s.cpuPerSession.toFixed(3),
+      'embedded LiveKit CPU per session': s.livekitCpuPerSession.toFixed(3),
+      'busiest media event loop': `${(s.eventLoop * 100).toFixed(0)} %`,
+      'API event loop': `${(s.apiEventLoop * 100).toFixed(0)} %`,
+      'full rate': s.ok ? 'yes' : 'no',
+    })),
+  );
+}
+console.log('Sustained at full frame rate with unbroken audio, side by side:');
 console.table(
-  steps.map((s) => ({
-    sessions: s.sessions,
-    'min fps': s.minFps.toFixed(1),
-    'min audio frames/s (100 = unbroken)': s.minAudioFramesPerS.toFixed(0),
-    'Visage CPU per session (cores)': s.cpuPerSession.toFixed(3),
-    'embedded LiveKit CPU per session': s.livekitCpuPerSession.toFixed(3),
-    'Visage event loop busy': `${(s.eventLoop * 100).toFixed(0)} %`,
-    'full rate': s.ok ? 'yes' : 'no',
+  capacities.map(({ workers, steps }) => ({
+    configuration: configName(workers),
+    sessions: steps.filter((s) => s.ok).at(-1)?.sessions ?? 0,
+    'tried up to': steps.at(-1)?.sessions,
   })),
 );
-const sustained = steps.filter((s) => s.ok).at(-1)?.sessions ?? 0;
-console.log(
-  `Sustained at full frame rate with unbroken audio: ${sustained} concurrent sessions (tried up to ${steps.at(-1)?.sessions}).`,
-);
-node.stdin!.write('quit\n');
-await new Promise((r) => node.once('exit', r));
 await dispose();

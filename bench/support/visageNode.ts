@@ -1,8 +1,9 @@
 /**
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
- * namespace address. Prints one JSON line when ready; answers "cpu" on stdin with its CPU time
- * and "mem" with its resident memory and the LiveKit process's.
+ * namespace address; argv[3] media worker processes (0, the default: media in this process).
+ * Prints one JSON line when ready; answers "cpu" on stdin with its CPU time (its media workers'
+ * included) and "mem" with its resident memory, its media workers' and the LiveKit process's.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,12 +15,15 @@ import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import type { FileStorage } from '../../src/server/fileStorage.js';
+import { WorkerPoolMediaCore } from '../../src/media/workerPool/index.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;
-const log = pino({ level: 'warn' });
+const workers = Number(process.argv[3] ?? 0);
+// stdout is the answer channel to the bench: logs go to stderr.
+const log = pino({ level: 'warn' }, pino.destination(2));
 const keys = { devkey: 'bench-secret-0123456789' };
 // The LiveKit server runs in its own process, as under `visage dev`.
 const livekit = await startLivekitProcess({
@@ -37,6 +41,10 @@ const assets: MediaAssets = {
   get: (id) =>
     storage.files ? storage.files.get(id) : Promise.reject(new Error('file storage not open')),
 };
+const media =
+  workers > 0
+    ? await WorkerPoolMediaCore.create({ log, workers, assets })
+    : await LiveKitMediaCore.create({ log, assets });
 const server = await startVisage(
   {
     host: '127.0.0.1',
@@ -49,21 +57,21 @@ const server = await startVisage(
     livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
     version: 'bench',
   },
-  { log, media: await LiveKitMediaCore.create({ log, assets }) },
+  { log, media },
 );
 storage.files = server.files;
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
 
-/** CPU time (ms) of the LiveKit server process, from /proc (utime + stime, in clock ticks). */
-function livekitCpuMs(): number {
-  const fields = readFileSync(`/proc/${livekit.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+/** CPU time (ms) of a process, from /proc (utime + stime, in clock ticks). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** Resident memory (bytes) of the LiveKit server process, from /proc (VmRSS). */
-function livekitRssBytes(): number {
-  const status = readFileSync(`/proc/${livekit.pid}/status`, 'utf8');
+/** Resident memory (bytes) of another process, from /proc (VmRSS). */
+function rssBytesOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
 }
 
@@ -74,20 +82,26 @@ for await (const line of createInterface({ input: process.stdin })) {
     const u = process.cpuUsage();
     const eventLoop = performance.eventLoopUtilization(eluMark).utilization;
     eluMark = performance.eventLoopUtilization();
+    // With workers: the busiest worker's event loop is what limits the node.
+    const pool = media instanceof WorkerPoolMediaCore ? await media.stats() : [];
     process.stdout.write(
       `${JSON.stringify({
-        cpuMs: (u.user + u.system) / 1000,
-        livekitCpuMs: livekitCpuMs(),
+        cpuMs: (u.user + u.system) / 1000 + pool.reduce((sum, w) => sum + w.cpuMs, 0),
+        livekitCpuMs: cpuMsOf(livekit.pid),
         at: performance.now(),
-        eventLoop,
+        eventLoop: pool.length > 0 ? Math.max(...pool.map((w) => w.eventLoop)) : eventLoop,
+        apiEventLoop: eventLoop,
       })}\n`,
     );
   } else if (line === 'mem') {
     // After a full collection when the process runs with --expose-gc: what is really retained.
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
+    const pool = media instanceof WorkerPoolMediaCore ? await media.memory() : [];
+    const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
+    const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, livekitRss: livekitRssBytes() })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: rssBytesOf(livekit.pid) })}\n`,
     );
   } else if (line === 'quit') {
     break;

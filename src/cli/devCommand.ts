@@ -1,16 +1,17 @@
 import {
   DEFAULT_LIMITS,
   defaultMaxSessions,
+  defaultMediaWorkers,
   defaultNodeId,
   limitsFromEnv,
 } from '../server/config.js';
 import { defaultNodeIp } from '../devserver/nodeAddress.js';
 import type { Logger } from 'pino';
 import type { MediaCore } from '../media/mediaCore.js';
-import { LiveKitMediaCore } from '../media/session/index.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { keyAdmin } from '../server/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
+import { mediaCoreFor } from '../server/mediaCoreFor.js';
 import { cacheDirOf, startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
@@ -43,6 +44,8 @@ Options:
                          print LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET for this
                          data directory (the examples read them) and exit
   --max-sessions N       sessions this node runs at most
+  --workers N            media worker processes, each with its own event loop (default: one
+                         per core, $VISAGE_WORKERS); 0 runs the media in the API process
   -h, --help             show this help`;
 
 /** Registers $VISAGE_DEV_KEY, or creates the dev key on the first start and prints it once. */
@@ -78,6 +81,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     'node-ip': { type: 'string' },
     'print-livekit-credentials': { type: 'boolean' },
     'max-sessions': { type: 'string' },
+    workers: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
@@ -100,13 +104,14 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
   }
   const port = intFlag(values.port, 'port', 8080);
   const maxSessions = intFlag(values['max-sessions'], 'max-sessions', defaultMaxSessions(), 1);
+  const workers = intFlag(values.workers, 'workers', defaultMediaWorkers());
   const log = createLogger();
   const limits = limitsFromEnv();
   const report = startupReport(out);
   out(`Visage ${VERSION} (dev): starting, data in ${dataDir}`);
   // Independent steps run at once: the avatars and the speech engine get ready while the
   // LiveKit child starts, and the database opens while they finish.
-  const media = startDevMediaCore(log, dataDir, limits.agentAbsenceMs, report.progress);
+  const media = startDevMediaCore(log, dataDir, workers, limits.agentAbsenceMs, report.progress);
   // The embedded LiveKit server runs in a child process: its SFU would otherwise take most of
   // the event loop the avatars' media needs (see the README's measured figures).
   const livekit = await startDevLivekit(media, report.progress, () =>
@@ -127,6 +132,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
         databaseUrl,
         nodeId: defaultNodeId(),
         maxSessions,
+        mediaWorkers: workers,
         allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
         limits,
         livekit: { url: livekit.url, apiKey, apiSecret },
@@ -162,10 +168,12 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
 function startDevMediaCore(
   log: Logger,
   dataDir: string,
+  workers: number,
   agentAbsenceMs: number,
   progress: StartupProgress,
 ): Promise<MediaCore> {
-  const media = LiveKitMediaCore.create({
+  const media = mediaCoreFor({
+    workers,
     log,
     agentAbsenceMs,
     cacheDir: cacheDirOf(dataDir),

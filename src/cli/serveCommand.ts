@@ -1,4 +1,10 @@
-import { defaultMaxSessions, defaultNodeId, envInt, limitsFromEnv } from '../server/config.js';
+import {
+  defaultMaxSessions,
+  defaultMediaWorkers,
+  defaultNodeId,
+  envInt,
+  limitsFromEnv,
+} from '../server/config.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
@@ -17,11 +23,13 @@ Environment:
   DATABASE_URL        a PostgreSQL server (postgres://...) for keys, sessions and files,
                       instead of the embedded database in the data directory
   VISAGE_HOST (0.0.0.0), VISAGE_PORT or PORT (8080), VISAGE_DATA_DIR (./.visage)
-  VISAGE_MAX_SESSIONS, VISAGE_NODE_ID, VISAGE_IDLE_TIMEOUT_SECONDS, VISAGE_MAX_DURATION_SECONDS,
-  VISAGE_DEFAULT_CAP, VISAGE_RATE_PER_SECOND, VISAGE_RATE_BURST, VISAGE_LOG_LEVEL
+  VISAGE_MAX_SESSIONS, VISAGE_NODE_ID, VISAGE_WORKERS, VISAGE_IDLE_TIMEOUT_SECONDS,
+  VISAGE_MAX_DURATION_SECONDS, VISAGE_DEFAULT_CAP, VISAGE_RATE_PER_SECOND, VISAGE_RATE_BURST,
+  VISAGE_LOG_LEVEL
 
 Options (override the environment):
   --host HOST, --port PORT, --data-dir DIR, --max-sessions N
+  --workers N         media worker processes (default: one per core); 0: media in this process
   -h, --help`;
 
 export async function runServeCommand(argv: string[], out: (line: string) => void) {
@@ -30,6 +38,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     port: { type: 'string' },
     'data-dir': { type: 'string' },
     'max-sessions': { type: 'string' },
+    workers: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
@@ -55,6 +64,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
         envInt('VISAGE_MAX_SESSIONS', defaultMaxSessions()),
         1,
       ),
+      mediaWorkers: intFlag(values.workers, 'workers', defaultMediaWorkers()),
       allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
       limits: limitsFromEnv(),
       livekit: {

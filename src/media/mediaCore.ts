@@ -19,7 +19,10 @@ export type LiveKitTarget =
 export type AvatarFaceSpec =
   { source: 'stock'; design: string } | { source: 'photo'; buildId: string };
 
-/** Where the media core reads stored bytes (photo builds): the server backs it with its files. */
+/**
+ * Where the media core reads stored bytes (photo builds) by id: the API process backs it with
+ * its file storage; a media core in a worker process asks the API process for them.
+ */
 export interface MediaAssets {
   /** The bytes stored under `id`; rejects when there are none. */
   get(id: string): Promise<Uint8Array>;
@@ -82,8 +85,11 @@ export interface MediaSession {
   speak(item: SpeechItem): void;
   /** Queues decoded audio, in the same queue as speech. */
   playAudio(item: AudioItem): void;
-  /** Stops what is playing and drops everything queued. */
-  interrupt(): InterruptOutcome;
+  /**
+   * Stops what is playing and drops everything queued. A media session in another process
+   * answers asynchronously; callers await it either way.
+   */
+  interrupt(): InterruptOutcome | Promise<InterruptOutcome>;
   setWaiting(waiting: boolean): void;
   readonly speaking: boolean;
   /** Leaves the room and releases every resource. Idempotent. */

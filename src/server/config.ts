@@ -1,4 +1,5 @@
 import { availableParallelism, hostname } from 'node:os';
+import type { ClusterTiming } from './cluster/cluster.js';
 
 /** Limits of API-DECISIONS.md; every one is configurable, these are the defaults. */
 export interface Limits {
@@ -75,15 +76,31 @@ export interface ServerConfig {
   nodeId: string;
   /** Sessions this node runs at most (`platform_busy` beyond). */
   maxSessions: number;
+  /**
+   * Media worker processes (each a real media core on its own event loop); 0 or absent: the
+   * media runs in this process. Used when the runtime makes the media core itself.
+   */
+  mediaWorkers?: number;
   allowPrivateUrls: boolean;
   limits: Limits;
   livekit: LiveKitConfig;
   version: string;
+  /** Heartbeat, loss and reply timing of a cluster (DATABASE_URL); defaults in cluster.ts. */
+  cluster?: Partial<ClusterTiming>;
 }
 
 export function defaultMaxSessions(): number {
   // Measured media cost is well under a core per session; keep headroom for the API and encoder.
   return Math.max(2, availableParallelism() * 4);
+}
+
+/** $VISAGE_WORKERS, else one media worker process per core: each has its own event loop. */
+export function defaultMediaWorkers(): number {
+  const raw = process.env.VISAGE_WORKERS;
+  if (raw === undefined || raw === '') return availableParallelism();
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error('VISAGE_WORKERS must be an integer >= 0');
+  return n;
 }
 
 export function defaultNodeId(): string {

@@ -6,10 +6,10 @@ import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { AVATAR_CATALOGUE } from '../media/avatarCatalogue.js';
 import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
-import { LiveKitMediaCore } from '../media/session/index.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './adminSocket.js';
+import { Cluster } from './cluster/cluster.js';
 import { createApp } from './app.js';
 import { AvatarBuilder } from './avatarBuilder.js';
 import type { ServerConfig } from './config.js';
@@ -17,6 +17,7 @@ import { acquireDataDirLock } from './dataDirLock.js';
 import { fileStorageFor, type FileStorage } from './fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
+import { mediaCoreFor } from './mediaCoreFor.js';
 import { SessionManager } from './sessionManager.js';
 import { StockPreviews } from './stockPreviews.js';
 import { Store } from './store/store.js';
@@ -41,8 +42,9 @@ export interface StartOptions {
   log?: Logger;
   /**
    * The media core, or one still starting (it then starts while the database opens); default:
-   * avatars in LiveKit rooms (`LiveKitMediaCore`), its atlases cached in `<dataDir>/cache`
-   * and photo avatars' builds read from this server's file storage.
+   * avatars in LiveKit rooms, in `config.mediaWorkers` worker processes (or in this process),
+   * their atlases cached in `<dataDir>/cache` and photo avatars' builds read from this server's
+   * file storage.
    */
   media?: MediaCore | Promise<MediaCore>;
   /** Told about each start-up step (database, avatars, TTS) as it starts and ends. */
@@ -67,6 +69,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     ? { update: () => undefined, release: () => undefined }
     : acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
   let store: Store | undefined;
+  let cluster: Cluster | undefined;
   const tts = options.tts ?? new TtsEngines();
   // Photo avatars' builds come from the file storage, open once the database is.
   let files: FileStorage | undefined;
@@ -76,7 +79,8 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
   const mediaStarting = Promise.resolve(
     options.media ??
-      LiveKitMediaCore.create({
+      mediaCoreFor({
+        workers: config.mediaWorkers ?? 0,
         log,
         tts,
         agentAbsenceMs: config.limits.agentAbsenceMs,
@@ -107,8 +111,31 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       })),
       new Date(CATALOGUE_EPOCH),
     );
-    const orphans = await store.endLiveSessionsOnNode(config.nodeId, 'shutdown');
-    if (orphans > 0) log.warn({ count: orphans }, 'ended sessions left live by a previous run');
+    // On a shared PostgreSQL server this node joins the others (after a crash, its previous
+    // instance must first fall silent).
+    const openStore = store;
+    cluster = store.cluster
+      ? await reportStep(options.progress, 'cluster', 'joining the other nodes', () =>
+          Cluster.join({
+            store: openStore,
+            nodeId: config.nodeId,
+            capacity: config.maxSessions,
+            log,
+            timing: config.cluster,
+          }),
+        )
+      : undefined;
+    // Sessions a previous run of this node left live can never be driven again.
+    const orphans = await store.endLiveSessionsOnNode(
+      config.nodeId,
+      cluster ? 'error' : 'shutdown',
+    );
+    if (orphans.length > 0) {
+      log.warn(
+        { count: orphans.length, sessions: orphans },
+        'ended the sessions a previous run of this node left live',
+      );
+    }
     const sessions = new SessionManager({
       store,
       media,
@@ -118,7 +145,9 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       maxSessions: config.maxSessions,
       allowPrivateUrls: config.allowPrivateUrls,
       log,
+      cluster,
     });
+    cluster?.serve(sessions);
     const urlFetcher = new UrlFetcher({
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.limits.urlFetchTimeoutMs,
@@ -151,7 +180,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const openStore = store;
+    const joined = cluster;
     let closing: Promise<void> | undefined;
     const server: VisageServer = {
       url: `http://${host}:${port}`,
@@ -162,7 +191,10 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       log,
       close: () =>
         (closing ??= (async () => {
+          // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
+          await joined?.drain();
           await sessions.shutdown();
+          await joined?.leave();
           await media.close();
           http.closeAllConnections();
           await Promise.all([closeServer(http), admin && closeServer(admin)]);
@@ -174,6 +206,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     };
     return server;
   } catch (err) {
+    await cluster?.leave().catch(() => undefined);
     await store?.close().catch(() => undefined);
     // A media core the caller gave stays the caller's to close.
     if (!options.media) await mediaStarting.then((m) => m.close()).catch(() => undefined);

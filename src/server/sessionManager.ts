@@ -21,16 +21,28 @@ import {
 } from '../media/mediaCore.js';
 import { ApiError } from './apiError.js';
 import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKit.js';
+import { newCommandId, ReplyTimeoutError, type Cluster } from './cluster/cluster.js';
 import type { Limits, LiveKitConfig } from './config.js';
 import { mintParticipantToken } from './participantToken.js';
+import {
+  commandFromRow,
+  commandRow,
+  resultOf,
+  type DrivingCommand,
+  type StartCommand,
+} from './sessionCommand.js';
 import { StageTimeoutError, withinDeadline } from './stageDeadline.js';
+import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
+import type { ClaimedCommand } from './store/clusterStore.js';
 import type {
   ApiKeyRecord,
   AvatarRecord,
   CapacityRefusal,
+  Placement,
   SessionRecord,
   Store,
 } from './store/store.js';
+import { decodeOrReject } from './voiceClip.js';
 
 /** A session this node runs: its media, its timers and the queue that orders its calls. */
 interface LiveSession {
@@ -44,8 +56,15 @@ interface LiveSession {
   idleTimer?: NodeJS.Timeout;
   maxTimer?: NodeJS.Timeout;
   ending: boolean;
-  /** The caller brought the LiveKit (and the avatar's token): Visage mints no tokens for it. */
-  callerLiveKit: boolean;
+}
+
+/** The results of driving calls, as they travel between nodes (JSON). */
+interface UtteranceQueued {
+  utterance_id: string;
+}
+interface Interrupted {
+  interrupted: boolean;
+  dropped_utterances: number;
 }
 
 export interface SessionManagerOptions {
@@ -58,10 +77,19 @@ export interface SessionManagerOptions {
   /** The outbound address policy, applied to a caller's `livekit.url` too. */
   allowPrivateUrls: boolean;
   log: Logger;
+  /**
+   * The nodes sharing a PostgreSQL server (absent on the embedded store): sessions are placed
+   * on any of them, and calls on sessions another node runs are handed to it.
+   */
+  cluster?: Cluster;
 }
 
 /** Seconds a room may outlast its session's maximum length before the LiveKit server closes it. */
 const ROOM_TIMEOUT_MARGIN_SECONDS = 60;
+/** Sessions of other nodes whose owner this node remembers (see rememberOwner). */
+const MAX_REMEMBERED_OWNERS = 10_000;
+/** How much longer than a start's own bound a node waits for another node to start a session. */
+const HANDOFF_MARGIN_MS = 5_000;
 
 export interface CreatedSession {
   record: SessionRecord;
@@ -71,11 +99,23 @@ export interface CreatedSession {
 
 /**
  * Owns every live session of this node: creation within the caps, ordered driving calls, the
- * idle and maximum-length timers, and ending (which frees the slot before media teardown).
+ * idle and maximum-length timers, and ending (which frees the slot before media teardown). In a
+ * cluster it places new sessions on any node, hands calls on sessions other nodes run to them,
+ * and applies the calls other nodes hand to it (`apply`).
  */
 export class SessionManager {
   private readonly live = new Map<string, LiveSession>();
+  /**
+   * Calls this node hands to other nodes, per session: each is stored after the previous one,
+   * so they keep their arrival order; the tail of the chain.
+   */
+  private readonly forwarded = new Map<string, Promise<void>>();
+  /** The key and node of sessions other nodes run, once looked up (they never change). */
+  private readonly owners = new Map<string, { keyId: string; nodeId: string }>();
   private reconcileTimer: NodeJS.Timeout | undefined;
+  private shuttingDown = false;
+  /** Sessions that ended while the database was unreachable: their end is recorded later. */
+  private readonly unrecordedEnds = new Map<string, EndReason>();
 
   constructor(private readonly o: SessionManagerOptions) {}
 
@@ -105,12 +145,31 @@ export class SessionManager {
     const body = id.slice(ID_PREFIXES.session.length);
     const idleTimeoutSeconds = req.idle_timeout_seconds ?? this.o.limits.idleTimeoutSeconds;
     const log = this.o.log.child({ session_id: id });
+    const start: StartCommand = {
+      kind: 'start',
+      face: faceOf(avatar),
+      voice,
+      callerLiveKit: caller ? { url: caller.url, token: caller.token } : null,
+      ownsRoom: caller === null && req.room_name === undefined,
+    };
+    // Placed on another node, it is started there: this node listens for that node's answer
+    // from now on, since it may come back before the create transaction's own answer does.
+    const handoffId = newCommandId();
+    const handoff = this.o.cluster?.expectReply(handoffId);
+    const placement: Placement = this.o.cluster
+      ? this.o.cluster.placement((session) => ({
+          id: handoffId,
+          sessionId: session.id,
+          nodeId: session.nodeId,
+          replyNode: this.o.nodeId,
+          ...commandRow(start),
+        }))
+      : { kind: 'node', nodeId: this.o.nodeId, capacity: this.o.maxSessions };
     const inserted = await withinDeadline(
       this.o.store.insertSessionWithinCaps(
         {
           id,
           keyId: key.id,
-          nodeId: this.o.nodeId,
           avatarId: avatar.id,
           voiceId,
           mode: 'video',
@@ -120,10 +179,11 @@ export class SessionManager {
           roomName: caller?.roomName ?? req.room_name ?? `visage_${randomBase62(24)}`,
           agentIdentity: caller?.identity ?? req.agent_identity ?? `avatar_${body}`,
           publishOnBehalf: caller ? caller.publishOnBehalf : (req.publish_on_behalf ?? null),
+          callerLiveKit: caller !== null,
           idleTimeoutSeconds,
           maxDurationSeconds: this.o.limits.maxDurationSeconds,
         },
-        this.o.maxSessions,
+        placement,
       ),
       this.o.limits.createStageTimeoutMs,
       'saving the session',
@@ -132,38 +192,19 @@ export class SessionManager {
         if ('session' in late) void this.o.store.endSession(id, 'error').catch(() => undefined);
       },
     ).catch((err: unknown) => {
+      handoff?.forget();
       if (!(err instanceof StageTimeoutError)) throw err;
       log.error({ err }, 'the session could not be saved in time');
       throw new ApiError('media_unavailable', `The session could not be created: ${err.message}.`);
     });
+    if ('refused' in inserted || inserted.session.nodeId === this.o.nodeId) handoff?.forget();
     if ('refused' in inserted) throw refusalError(inserted);
-    const record = inserted.session;
-    let created!: () => void;
-    const session: LiveSession = {
-      record,
-      media: null,
-      chain: new Promise<void>((resolve) => (created = resolve)),
-      ending: false,
-      callerLiveKit: caller !== null,
-    };
-    this.live.set(id, session);
-    try {
-      session.media = await this.startMedia(
-        session,
-        faceOf(avatar),
-        voice,
-        caller ? { url: caller.url, token: caller.token } : this.o.livekit,
-        caller === null && req.room_name === undefined,
-      );
-    } finally {
-      created();
+    let record = inserted.session;
+    if (record.nodeId === this.o.nodeId) record = await this.launch(record, start);
+    else {
+      const timeoutMs = this.o.limits.createStageTimeoutMs + HANDOFF_MARGIN_MS;
+      await this.startedElsewhere(record, handoff!.wait('start', record.nodeId, timeoutMs));
     }
-    session.maxTimer = setTimeout(
-      () => void this.end(session, 'max_duration'),
-      record.maxDurationSeconds * 1000,
-    );
-    session.maxTimer.unref();
-    this.touch(session);
     const token = caller
       ? null
       : await mintParticipantToken(
@@ -178,14 +219,73 @@ export class SessionManager {
         voice_id: voiceId,
         room: record.roomName,
         livekit: caller ? 'caller' : 'own',
+        node: record.nodeId,
       },
       'session created',
     );
-    return {
-      // A driving call that waited for the creation (waiting_state) may have changed it already.
-      record: session.record,
-      participantToken: token,
+    // A driving call that waited for the creation (waiting_state) may have changed it already.
+    return { record, participantToken: token };
+  }
+
+  /**
+   * Runs a session placed on this node: its media, its timers, its queue. The session's record
+   * as it is once the media runs (a call that waited for the creation may have changed it).
+   */
+  private async launch(record: SessionRecord, start: StartCommand): Promise<SessionRecord> {
+    let created!: () => void;
+    const session: LiveSession = {
+      record,
+      media: null,
+      chain: new Promise<void>((resolve) => (created = resolve)),
+      ending: false,
     };
+    this.live.set(record.id, session);
+    try {
+      session.media = await this.startMedia(
+        session,
+        start.face,
+        start.voice,
+        start.callerLiveKit ?? this.o.livekit,
+        start.ownsRoom,
+      );
+    } finally {
+      created();
+    }
+    session.maxTimer = setTimeout(
+      () => void this.end(session, 'max_duration'),
+      record.maxDurationSeconds * 1000,
+    );
+    session.maxTimer.unref();
+    this.touch(session);
+    return session.record;
+  }
+
+  /** A session placed on another node: waits until that node has its media running. */
+  private async startedElsewhere(record: SessionRecord, reply: Promise<unknown>): Promise<void> {
+    try {
+      resultOf(
+        await reply,
+        () =>
+          new ApiError('media_unavailable', 'The node chosen for the session went away; retry.'),
+      );
+    } catch (err) {
+      if (!(err instanceof ReplyTimeoutError)) throw err;
+      this.o.log.error({ err, session_id: record.id, node: record.nodeId }, 'no answer to a start');
+      // Free the slot; the node stops the avatar if it comes up after all.
+      if (await this.o.store.endSession(record.id, 'error').catch(() => undefined)) {
+        void this.o
+          .cluster!.send({
+            sessionId: record.id,
+            nodeId: record.nodeId,
+            ...commandRow({ kind: 'end', reason: 'error' }),
+          })
+          .catch(() => undefined);
+      }
+      throw new ApiError(
+        'media_unavailable',
+        'The node chosen for the session did not start it in time.',
+      );
+    }
   }
 
   /**
@@ -235,7 +335,7 @@ export class SessionManager {
     } catch (err) {
       log.error({ err }, 'media could not start; ending the session');
       await this.end(session, 'error');
-      if (session.callerLiveKit && err instanceof MediaJoinRefusedError) {
+      if (session.record.callerLiveKit && err instanceof MediaJoinRefusedError) {
         throw new ApiError(
           'invalid_livekit_token',
           'The LiveKit server at `livekit.url` refused `livekit.token`.',
@@ -263,56 +363,45 @@ export class SessionManager {
     return record;
   }
 
-  speak(key: ApiKeyRecord, id: string, text: string): Promise<string> {
-    return this.drive(key, id, { speaking: true }, (s) => {
-      const utteranceId = newId(ID_PREFIXES.utterance);
-      s.media!.speak({ utteranceId, text });
-      return utteranceId;
-    });
+  async speak(key: ApiKeyRecord, id: string, text: string): Promise<string> {
+    const r = await this.drive(key, id, 'speak', () => ({ kind: 'speak', text }));
+    return (r as UtteranceQueued).utterance_id;
   }
 
-  /** `decode` runs inside the session's queue, so an audio call keeps its place in line. */
-  playAudio(
+  /**
+   * `load` (reading the body, or the uploaded file) runs inside the session's queue, and the
+   * decoding on the node that plays it, so an audio call keeps its place in line.
+   */
+  async playAudio(
     key: ApiKeyRecord,
     id: string,
-    decode: () => Promise<{ pcm: Float32Array; sampleRate: number }>,
+    load: () => Promise<{ bytes: Uint8Array; contentType: string | null }>,
     text: string | null,
   ): Promise<string> {
-    return this.drive(key, id, { speaking: true }, async (s) => {
-      const audio = await decode();
-      const utteranceId = newId(ID_PREFIXES.utterance);
-      s.media!.playAudio({ utteranceId, ...audio, text });
-      return utteranceId;
-    });
+    const r = await this.drive(key, id, 'audio', async () => ({
+      kind: 'audio',
+      ...(await load()),
+      text,
+    }));
+    return (r as UtteranceQueued).utterance_id;
   }
 
-  interrupt(key: ApiKeyRecord, id: string): Promise<InterruptResult> {
-    return this.drive(key, id, {}, (s) => {
-      const r = s.media!.interrupt();
-      return {
-        session_id: id,
-        interrupted: r.interrupted,
-        dropped_utterances: r.droppedUtterances,
-      };
-    });
+  async interrupt(key: ApiKeyRecord, id: string): Promise<InterruptResult> {
+    const r = (await this.drive(key, id, 'interrupt', () => ({
+      kind: 'interrupt',
+    }))) as Interrupted;
+    return { session_id: id, ...r };
   }
 
-  setWaiting(key: ApiKeyRecord, id: string, waiting: boolean): Promise<SessionRecord> {
-    return this.drive(key, id, {}, async (s) => {
-      if (waiting) s.media!.interrupt();
-      s.media!.setWaiting(waiting);
-      const updated = await this.o.store.setSessionWaiting(id, waiting);
-      if (updated) s.record = updated;
-      this.touch(s);
-      return s.record;
-    });
+  async setWaiting(key: ApiKeyRecord, id: string, waiting: boolean): Promise<SessionRecord> {
+    await this.drive(key, id, 'waiting', () => ({ kind: 'waiting', waiting }));
+    return this.live.get(id)?.record ?? (await this.get(key, id));
   }
 
   async participantToken(key: ApiKeyRecord, id: string) {
     const record = await this.get(key, id);
     if (record.status === 'ended') throw endedError(id);
-    const callerLiveKit = this.live.get(id)?.callerLiveKit ?? false;
-    if (callerLiveKit || record.livekitUrl !== this.o.livekit.url) {
+    if (record.callerLiveKit || record.livekitUrl !== this.o.livekit.url) {
       throw new ApiError(
         'participant_token_unavailable',
         "This session's room is on the LiveKit the caller brought; mint its tokens there.",
@@ -333,8 +422,54 @@ export class SessionManager {
       return;
     }
     const record = await this.get(key, id);
-    // Live in the database but not here: a session of another node or a lost one; end it there.
-    if (record.status !== 'ended') await this.o.store.endSession(id, 'deleted');
+    if (record.status === 'ended') return;
+    // Live in the database but not here: a session of another node (or a lost one). Its slot is
+    // freed now; the node that runs it is told to stop the avatar at once.
+    const ended = await this.o.store.endSession(id, 'deleted');
+    if (ended && this.o.cluster && record.nodeId !== this.o.nodeId) {
+      const end = commandRow({ kind: 'end', reason: 'deleted' });
+      await this.o.cluster.send({ sessionId: id, nodeId: record.nodeId, ...end }).catch(() => {
+        // Its reconciliation stops the avatar anyway.
+      });
+    }
+  }
+
+  /**
+   * Applies a command that another node handed to this one (cluster.ts): a start, an end, or a
+   * driving call, queued on its session at once so that commands keep the order they came in.
+   * Resolves with the reply (JSON); rejects with the ApiError the call would have answered.
+   */
+  apply(c: ClaimedCommand): Promise<unknown> {
+    const command = commandFromRow(c);
+    switch (command.kind) {
+      case 'start':
+        return this.startPlacedHere(c.sessionId, command);
+      case 'end': {
+        const session = this.live.get(c.sessionId);
+        return session ? this.end(session, command.reason).then(() => ({})) : Promise.resolve({});
+      }
+      default: {
+        const session = this.live.get(c.sessionId);
+        if (!session) return Promise.reject(endedError(c.sessionId));
+        return this.enqueue(session, command.kind, () => command);
+      }
+    }
+  }
+
+  private async startPlacedHere(id: string, start: StartCommand): Promise<unknown> {
+    const record = await this.o.store.getSessionById(id);
+    if (!record || record.status === 'ended' || record.nodeId !== this.o.nodeId) {
+      throw new ApiError('media_unavailable', 'The session ended before its media could start.');
+    }
+    if (this.shuttingDown) {
+      await this.o.store.endSession(id, 'shutdown').catch(() => undefined);
+      throw new ApiError(
+        'media_unavailable',
+        'The node chosen for the session is shutting down; retry.',
+      );
+    }
+    await this.launch(record, start);
+    return {};
   }
 
   /**
@@ -358,8 +493,17 @@ export class SessionManager {
   /**
    * No avatar outlives its session: ends every session and every media session of this node
    * that the store does not list as live (ended by another process, or leaked by a fault).
+   * First, records the ends the database missed while it was unreachable.
    */
   async reconcile(): Promise<void> {
+    for (const [id, reason] of this.unrecordedEnds) {
+      await this.o.store.endSession(id, reason);
+      this.unrecordedEnds.delete(id);
+      this.o.log.info(
+        { session_id: id, end_reason: reason },
+        'recorded an end the database missed',
+      );
+    }
     // Snapshots first: anything created after them is not judged by this round.
     const running = this.o.media.running();
     const tracked = [...this.live.values()];
@@ -380,6 +524,7 @@ export class SessionManager {
 
   /** Ends every live session (process shutdown); their slots are freed in the database. */
   async shutdown(): Promise<void> {
+    this.shuttingDown = true;
     clearInterval(this.reconcileTimer);
     await Promise.all([...this.live.values()].map((s) => this.end(s, 'shutdown')));
   }
@@ -427,33 +572,154 @@ export class SessionManager {
     return { engine: voice.engine, profile: voice.profile };
   }
 
-  private async drive<T>(
+  /**
+   * A driving call: queued on the session when this node runs it, handed to the node that runs
+   * it otherwise. `prepare` (reading the request's audio) runs in the queue.
+   */
+  private drive(
     key: ApiKeyRecord,
     id: string,
-    opts: { speaking?: boolean },
-    op: (s: LiveSession) => T | Promise<T>,
-  ): Promise<T> {
+    kind: DrivingCommand['kind'],
+    prepare: () => DrivingCommand | Promise<DrivingCommand>,
+  ): Promise<unknown> {
     const session = this.live.get(id);
-    if (!session || session.record.keyId !== key.id) {
-      const record = await this.get(key, id);
-      // Known to the database but not live here: it has ended (or lives on another node).
-      throw record.status === 'ended'
-        ? endedError(id)
-        : new ApiError('media_unavailable', 'The session is not running on this node.');
-    }
+    if (session && session.record.keyId === key.id) return this.enqueue(session, kind, prepare);
+    // Not run here: looked up and handed over in arrival order (the lookup is in the queue too).
+    return this.forward(key, id, kind, prepare);
+  }
+
+  /** Queues a call on a session this node runs; calls run one after another, in order. */
+  private enqueue(
+    session: LiveSession,
+    kind: DrivingCommand['kind'],
+    prepare: () => DrivingCommand | Promise<DrivingCommand>,
+  ): Promise<unknown> {
+    const id = session.record.id;
     const run = session.chain.then(async () => {
       if (session.ending || !session.media) throw endedError(id);
-      if (opts.speaking && session.record.status === 'waiting') {
+      if ((kind === 'speak' || kind === 'audio') && session.record.status === 'waiting') {
         throw new ApiError(
           'session_waiting',
           'The session is parked: resume it with waiting_state {"waiting": false} first.',
         );
       }
       this.touch(session);
-      return op(session);
+      return this.run(session, await prepare());
     });
     session.chain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Hands a call to the node that runs the session, after this node's earlier calls on it:
+   * each is stored only once the previous one is, so they keep their arrival order.
+   */
+  private async forward(
+    key: ApiKeyRecord,
+    id: string,
+    kind: DrivingCommand['kind'],
+    prepare: () => DrivingCommand | Promise<DrivingCommand>,
+  ): Promise<unknown> {
+    const posted = (this.forwarded.get(id) ?? Promise.resolve()).then(async () => {
+      let nodeId = this.owners.get(id)?.keyId === key.id ? this.owners.get(id)!.nodeId : undefined;
+      if (!nodeId) {
+        const record = await this.get(key, id);
+        if (record.status === 'ended') throw endedError(id);
+        // Started here meanwhile (a call that waited behind a create of this node).
+        const session = this.live.get(id);
+        if (session) return { local: this.enqueue(session, kind, prepare) };
+        if (!this.o.cluster || record.nodeId === this.o.nodeId) {
+          // Live in the database, on this node, but not here: a leftover reconciliation ends.
+          throw new ApiError('media_unavailable', 'The session is not running on this node.');
+        }
+        nodeId = record.nodeId;
+        this.rememberOwner(id, key.id, nodeId);
+      }
+      const command = commandRow(await prepare());
+      const sent = await this.o.cluster!.post({ sessionId: id, nodeId, ...command });
+      return { remote: sent.reply, node: nodeId };
+    });
+    const tail = posted.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.forwarded.set(id, tail);
+    void tail.then(() => {
+      if (this.forwarded.get(id) === tail) this.forwarded.delete(id);
+    });
+    const handed = await posted;
+    if ('local' in handed) return handed.local;
+    let answer: unknown;
+    try {
+      answer = await handed.remote;
+    } catch (err) {
+      if (!(err instanceof ReplyTimeoutError)) throw err;
+      this.o.log.warn({ err, session_id: id, node: handed.node, kind }, 'no answer to a call');
+      throw new ApiError(
+        'media_unavailable',
+        'The node that runs the session did not answer in time.',
+      );
+    }
+    try {
+      // The node was lost meanwhile: the sweep ended the session.
+      return resultOf(answer, () => endedError(id));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'session_ended') this.owners.delete(id);
+      throw err;
+    }
+  }
+
+  /** Who runs a session never changes: later calls skip the lookup (bounded memory). */
+  private rememberOwner(id: string, keyId: string, nodeId: string): void {
+    if (this.owners.size >= MAX_REMEMBERED_OWNERS) {
+      this.owners.delete(this.owners.keys().next().value!);
+    }
+    this.owners.set(id, { keyId, nodeId });
+  }
+
+  /** Applies one driving call to a session this node runs; its result as JSON. */
+  private async run(session: LiveSession, c: DrivingCommand): Promise<unknown> {
+    const media = session.media!;
+    switch (c.kind) {
+      case 'speak': {
+        const utteranceId = newId(ID_PREFIXES.utterance);
+        media.speak({ utteranceId, text: c.text });
+        return { utterance_id: utteranceId } satisfies UtteranceQueued;
+      }
+      case 'audio': {
+        const limit = this.o.limits.audioPayloadMs;
+        const audio = await decodeOrReject(c.bytes, c.contentType ?? undefined, limit);
+        if (audio.durationMs > limit) {
+          throw new ApiError(
+            'clip_too_long',
+            `Audio payloads are limited to ${limit / 1000} s; split it.`,
+          );
+        }
+        const utteranceId = newId(ID_PREFIXES.utterance);
+        media.playAudio({
+          utteranceId,
+          pcm: audio.mono,
+          sampleRate: audio.sampleRate,
+          text: c.text,
+        });
+        return { utterance_id: utteranceId } satisfies UtteranceQueued;
+      }
+      case 'interrupt': {
+        const r = await media.interrupt();
+        return {
+          interrupted: r.interrupted,
+          dropped_utterances: r.droppedUtterances,
+        } satisfies Interrupted;
+      }
+      case 'waiting': {
+        if (c.waiting) await media.interrupt();
+        media.setWaiting(c.waiting);
+        const updated = await this.o.store.setSessionWaiting(session.record.id, c.waiting);
+        if (updated) session.record = updated;
+        this.touch(session);
+        return {};
+      }
+    }
   }
 
   /** Restarts the idle clock; it runs only while active and silent. */
@@ -481,6 +747,8 @@ export class SessionManager {
     // Free the slot first: the caller may create a new session the moment we answer.
     const ended = await this.o.store.endSession(s.record.id, reason).catch((err: unknown) => {
       this.o.log.error({ err, session_id: s.record.id }, 'could not mark the session ended');
+      // The database is away: recorded when it is back (reconciliation), so the slot frees.
+      if (err instanceof DatabaseUnavailableError) this.unrecordedEnds.set(s.record.id, reason);
       return undefined;
     });
     if (ended) s.record = ended;

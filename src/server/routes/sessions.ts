@@ -15,7 +15,6 @@ import {
 import { ApiError } from '../apiError.js';
 import { honoPath } from '../http/honoPath.js';
 import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
-import { decodeOrReject } from '../voiceClip.js';
 import { sessionToWire } from '../wire.js';
 import type { AppDeps, AppEnv } from './context.js';
 
@@ -72,8 +71,8 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(honoPath(ENDPOINTS.audio.path), async (c) => {
     const id = c.req.param('id')!;
     const q = parseWith(audioQuerySchema, c.req.query(), 'query');
-    const decode = audioPayloadDecoder(c, deps);
-    const utteranceId = await sessions.playAudio(c.get('key'), id, decode, q.text ?? null);
+    const load = audioPayloadLoader(c, deps);
+    const utteranceId = await sessions.playAudio(c.get('key'), id, load, q.text ?? null);
     return c.json({ utterance_id: utteranceId, session_id: id, status: 'queued' as const }, 202);
   });
 
@@ -103,9 +102,10 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
 
 /**
  * The audio endpoint's body: raw audio with its Content-Type, or JSON `{ file_id }`. Reading
- * and decoding happen inside the session's queue (the returned closure), keeping call order.
+ * happens inside the session's queue (the returned closure), keeping call order; the node that
+ * plays the audio decodes it.
  */
-function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
+function audioPayloadLoader(c: Context<AppEnv>, deps: AppDeps) {
   const contentType = c.req.header('content-type');
   const type = mediaType(contentType);
   if (!isJsonType(contentType) && !isAudioPayloadType(type)) {
@@ -114,28 +114,18 @@ function audioPayloadDecoder(c: Context<AppEnv>, deps: AppDeps) {
       `Send audio (${AUDIO_PAYLOAD_TYPES_TEXT}) or JSON { "file_id": … }.`,
     );
   }
-  return async () => {
-    let bytes: Uint8Array;
-    let declared: string | undefined = contentType;
+  return async (): Promise<{ bytes: Uint8Array; contentType: string | null }> => {
     if (isJsonType(contentType)) {
       const req = await parseJsonBody(c.req.raw, audioFileRequestSchema);
       const file = await deps.store.getFile(c.get('key').id, req.file_id);
       if (!file) {
         throw new ApiError('file_not_found', `No file \`${req.file_id}\`.`, { param: 'file_id' });
       }
-      bytes = await deps.files.get(file.id);
-      declared = undefined;
-    } else {
-      bytes = new Uint8Array(await c.req.raw.arrayBuffer());
+      return { bytes: await deps.files.get(file.id), contentType: null };
     }
-    const audio = await decodeOrReject(bytes, declared, deps.limits.audioPayloadMs);
-    if (audio.durationMs > deps.limits.audioPayloadMs) {
-      throw new ApiError(
-        'clip_too_long',
-        `Audio payloads are limited to ${deps.limits.audioPayloadMs / 1000} s; split it.`,
-      );
-    }
-    return { pcm: audio.mono, sampleRate: audio.sampleRate };
+    // Bounded before this reads it (bodyLimits.ts).
+    const bytes = new Uint8Array(await c.req.raw.arrayBuffer());
+    return { bytes, contentType: contentType ?? null };
   };
 }
 

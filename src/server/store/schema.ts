@@ -107,6 +107,35 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX avatars_key_seq ON avatars (key_id, seq);
   `,
+  // Several nodes on one PostgreSQL (cluster.ts): the nodes with their heartbeat and load (where
+  // sessions are placed), the driving calls a node hands to the node that runs the session, and
+  // whether a session's LiveKit is the caller's (no participant tokens for it, on any node).
+  `
+  CREATE TABLE cluster_nodes (
+    id text PRIMARY KEY,
+    instance text NOT NULL,
+    capacity integer NOT NULL,
+    running integer NOT NULL DEFAULT 0,
+    draining boolean NOT NULL DEFAULT false,
+    started_at timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL
+  );
+  CREATE TABLE session_commands (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    session_id text NOT NULL,
+    node_id text NOT NULL,
+    reply_node text NOT NULL,
+    kind text NOT NULL,
+    body jsonb NOT NULL,
+    bytes bytea,
+    state text NOT NULL DEFAULT 'pending',
+    reply jsonb,
+    created_at timestamptz NOT NULL
+  );
+  CREATE INDEX session_commands_by_node ON session_commands (node_id, state, seq);
+  ALTER TABLE sessions ADD COLUMN caller_livekit boolean NOT NULL DEFAULT false;
+  `,
 ];
 
 /** Held (transaction-scoped) while migrating, so that nodes starting at once migrate one by one. */

@@ -2,6 +2,19 @@ import { createHash } from 'node:crypto';
 import type { EndReason, SessionStatus } from '../../api/index.js';
 import type { Logger } from 'pino';
 import { openEmbeddedDatabase, type Database, type Queryable } from './database.js';
+import {
+  ClusterStore,
+  insertCommand,
+  placeOnClusterNode,
+  RECONCILE_CHANNEL,
+  releaseSlots,
+  type NewCommand,
+} from './clusterStore.js';
+import {
+  listenForNotifications,
+  type NotificationHandlers,
+  type NotificationListener,
+} from './notificationListener.js';
 import { openPostgresDatabase } from './postgresDatabase.js';
 import { MIGRATION_LOCK_ID, MIGRATIONS, SCHEMA_TABLE } from './schema.js';
 
@@ -78,6 +91,8 @@ export interface SessionRecord {
   roomName: string;
   agentIdentity: string;
   publishOnBehalf: string | null;
+  /** The caller brought the LiveKit (and the avatar's token): no participant tokens for it. */
+  callerLiveKit: boolean;
   idleTimeoutSeconds: number;
   maxDurationSeconds: number;
   createdAt: Date;
@@ -96,6 +111,21 @@ export type CapacityRefusal =
   | { refused: 'concurrency_cap'; active: number; cap: number }
   | { refused: 'platform_busy'; active: number; cap: number }
   | { refused: 'room_not_available'; active: number; cap: number };
+
+/**
+ * Where a new session runs. `node`: this node, within its own capacity (the embedded store, one
+ * process). `cluster`: the least-loaded live node of the shared database with room (this one
+ * first among equals); when it is another node, `handoff` is the command that tells that node
+ * to start it, inserted in the same transaction.
+ */
+export type Placement =
+  | { kind: 'node'; nodeId: string; capacity: number }
+  | {
+      kind: 'cluster';
+      self: string;
+      liveWithinMs: number;
+      handoff: (session: SessionRecord) => NewCommand;
+    };
 
 /** Keys are high-entropy random secrets, so a fast hash is enough (no password KDF needed). */
 export function hashSecret(secret: string): string {
@@ -178,6 +208,7 @@ function sessionFromRow(r: Row): SessionRecord {
     roomName: r.room_name as string,
     agentIdentity: r.agent_identity as string,
     publishOnBehalf: (r.publish_on_behalf as string | null) ?? null,
+    callerLiveKit: r.caller_livekit === true,
     idleTimeoutSeconds: r.idle_timeout_seconds as number,
     maxDurationSeconds: r.max_duration_seconds as number,
     createdAt: date(r.created_at)!,
@@ -223,7 +254,15 @@ function renumber(where: string, shift: number): string {
 }
 
 export class Store {
-  private constructor(private readonly db: Database) {}
+  /** The nodes sharing this database, when it is a shared PostgreSQL server. */
+  readonly cluster: ClusterStore | undefined;
+
+  private constructor(
+    private readonly db: Database,
+    private readonly url?: string,
+  ) {
+    this.cluster = db.kind === 'postgres' ? new ClusterStore(db) : undefined;
+  }
 
   static async openEmbedded(dataDir: string): Promise<Store> {
     return Store.migrated(await openEmbeddedDatabase(dataDir));
@@ -231,7 +270,7 @@ export class Store {
 
   /** A PostgreSQL server shared by every node (`DATABASE_URL`). */
   static async openPostgres(url: string, log?: Logger): Promise<Store> {
-    return Store.migrated(await openPostgresDatabase(url, log));
+    return Store.migrated(await openPostgresDatabase(url, log), url);
   }
 
   /** `databaseUrl` when given, else the embedded database in `dataDir`. */
@@ -241,8 +280,8 @@ export class Store {
       : Store.openEmbedded(options.dataDir);
   }
 
-  private static async migrated(db: Database): Promise<Store> {
-    const store = new Store(db);
+  private static async migrated(db: Database, url?: string): Promise<Store> {
+    const store = new Store(db, url);
     try {
       await store.migrate();
     } catch (err) {
@@ -279,6 +318,16 @@ export class Store {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  /** LISTEN on a shared PostgreSQL server (a connection of its own, reconnecting by itself). */
+  listen(
+    channels: readonly string[],
+    handlers: NotificationHandlers,
+    log: Logger,
+  ): Promise<NotificationListener> {
+    if (!this.url) throw new Error('notifications need a PostgreSQL server (DATABASE_URL)');
+    return listenForNotifications(this.url, channels, handlers, log);
   }
 
   // ---- keys ---------------------------------------------------------------------------------
@@ -335,12 +384,18 @@ export class Store {
         [id],
       );
       if (!r.rows[0]) return undefined;
-      const ended = await tx.query<{ id: string }>(
+      const ended = await tx.query<{ id: string; node_id: string }>(
         `UPDATE sessions SET status = 'ended', end_reason = 'key_revoked', ended_at = now(),
            updated_at = now()
-         WHERE key_id = $1 AND status IN ${LIVE} RETURNING id`,
+         WHERE key_id = $1 AND status IN ${LIVE} RETURNING id, node_id`,
         [id],
       );
+      await releaseSlots(
+        tx,
+        ended.rows.map((row) => row.node_id),
+      );
+      // The nodes running them stop their media now (cluster.ts listens; nobody else does).
+      if (ended.rows.length > 0) await tx.query(`SELECT pg_notify($1, '')`, [RECONCILE_CHANNEL]);
       return { key: keyFromRow(r.rows[0]), endedSessions: ended.rows.map((row) => row.id) };
     });
   }
@@ -524,15 +579,19 @@ export class Store {
   // ---- sessions -----------------------------------------------------------------------------
 
   /**
-   * Inserts a session if the key is under its cap, the node under its capacity and the room not
-   * another key's, atomically: the key's row and the room's claim are locked for the
-   * check-and-insert, so parallel creates cannot overshoot or share a room across keys (on
-   * PostgreSQL at READ COMMITTED, each count after the lock sees every earlier commit), and the
-   * node's count is serialized by a transaction-scoped advisory lock on the node id.
+   * Inserts a session if the key is under its cap, a node has room and the room is not another
+   * key's, atomically: the key's row and the room's claim are locked for the check-and-insert,
+   * so parallel creates cannot overshoot or share a room across keys (on PostgreSQL at READ
+   * COMMITTED, each count after the lock sees every earlier commit). With `node` placement the
+   * node's count is serialized by a transaction-scoped advisory lock on the node id; with
+   * `cluster` placement by the chosen node's row (see placeOnClusterNode).
    */
   async insertSessionWithinCaps(
-    s: Omit<SessionRecord, 'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status'>,
-    nodeCapacity: number,
+    s: Omit<
+      SessionRecord,
+      'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status' | 'nodeId'
+    >,
+    placement: Placement,
   ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
     return this.db.transaction(async (tx) => {
       const key = await tx.query<Row>(
@@ -540,24 +599,31 @@ export class Store {
         [s.keyId],
       );
       const cap = key.rows[0]!.concurrency_cap as number;
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [s.nodeId]);
       const active = await countLive(tx, 'key_id', s.keyId);
       if (active >= cap) return { refused: 'concurrency_cap', active, cap };
-      const onNode = await countLive(tx, 'node_id', s.nodeId);
-      if (onNode >= nodeCapacity) return { refused: 'platform_busy', active, cap };
       if (!(await claimRoom(tx, s.livekitUrl, s.roomName, s.keyId))) {
         return { refused: 'room_not_available', active, cap };
       }
+      let nodeId: string | undefined;
+      if (placement.kind === 'node') {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [placement.nodeId]);
+        const onNode = await countLive(tx, 'node_id', placement.nodeId);
+        if (onNode < placement.capacity) nodeId = placement.nodeId;
+      } else {
+        nodeId = await placeOnClusterNode(tx, placement.self, placement.liveWithinMs);
+      }
+      if (!nodeId) return { refused: 'platform_busy', active, cap };
       const r = await tx.query<Row>(
         `INSERT INTO sessions (id, key_id, node_id, status, avatar_id, voice_id, mode, transport,
-           livekit_url, room_name, agent_identity, publish_on_behalf, idle_timeout_seconds,
-           max_duration_seconds, created_at, updated_at)
-         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), now())
+           livekit_url, room_name, agent_identity, publish_on_behalf, caller_livekit,
+           idle_timeout_seconds, max_duration_seconds, created_at, updated_at)
+         VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, now(),
+           now())
          RETURNING *`,
         [
           s.id,
           s.keyId,
-          s.nodeId,
+          nodeId,
           s.avatarId,
           s.voiceId,
           s.mode,
@@ -566,12 +632,23 @@ export class Store {
           s.roomName,
           s.agentIdentity,
           s.publishOnBehalf,
+          s.callerLiveKit,
           s.idleTimeoutSeconds,
           s.maxDurationSeconds,
         ],
       );
-      return { session: sessionFromRow(r.rows[0]!), active: active + 1, cap };
+      const session = sessionFromRow(r.rows[0]!);
+      if (placement.kind === 'cluster' && nodeId !== placement.self) {
+        await insertCommand(tx, placement.handoff(session));
+      }
+      return { session, active: active + 1, cap };
     });
+  }
+
+  /** A session by id, whatever its key (for the node that runs it). */
+  async getSessionById(id: string): Promise<SessionRecord | undefined> {
+    const r = await this.db.query<Row>('SELECT * FROM sessions WHERE id = $1', [id]);
+    return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
   }
 
   async getSession(keyId: string, id: string): Promise<SessionRecord | undefined> {
@@ -597,24 +674,30 @@ export class Store {
     return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
   }
 
-  /** Ends a live session; returns undefined when it had already ended. */
+  /** Ends a live session and frees its node's slot; undefined when it had already ended. */
   async endSession(id: string, reason: EndReason): Promise<SessionRecord | undefined> {
     const r = await this.db.query<Row>(
-      `UPDATE sessions SET status = 'ended', end_reason = $2, ended_at = now(), updated_at = now()
-       WHERE id = $1 AND status IN ${LIVE} RETURNING *`,
+      `WITH ended AS (
+         UPDATE sessions SET status = 'ended', end_reason = $2, ended_at = now(),
+           updated_at = now()
+         WHERE id = $1 AND status IN ${LIVE} RETURNING *),
+       released AS (
+         UPDATE cluster_nodes c SET running = greatest(c.running - 1, 0)
+         FROM ended WHERE c.id = ended.node_id)
+       SELECT * FROM ended`,
       [id, reason],
     );
     return r.rows[0] ? sessionFromRow(r.rows[0]) : undefined;
   }
 
   /** At start-up: sessions a crashed process left live on this node can never be driven again. */
-  async endLiveSessionsOnNode(nodeId: string, reason: EndReason): Promise<number> {
-    const r = await this.db.query<Row>(
+  async endLiveSessionsOnNode(nodeId: string, reason: EndReason): Promise<string[]> {
+    const r = await this.db.query<{ id: string }>(
       `UPDATE sessions SET status = 'ended', end_reason = $2, ended_at = now(), updated_at = now()
        WHERE node_id = $1 AND status IN ${LIVE} RETURNING id`,
       [nodeId, reason],
     );
-    return r.rows.length;
+    return r.rows.map((row) => row.id);
   }
 
   /** Ids of the sessions the database lists as live on this node (for reconciliation). */

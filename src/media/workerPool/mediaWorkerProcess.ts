@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { MediaAssets } from '../mediaCore.js';
+import type { StartupProgress } from '../startupProgress.js';
+import { IpcPeer, type IpcChannel } from './ipcPeer.js';
+import {
+  serveAssets,
+  type LogEvent,
+  type ProgressEvent,
+  type WorkerInit,
+  type WorkerReady,
+} from './workerProtocol.js';
+
+/**
+ * Where the worker's entry is: beside this module from the TypeScript sources (tests, tsx, run
+ * with tsx's loader), or the `media/mediaWorker.js` entry of the bundle (tsup puts shared chunks
+ * at the root of dist/ and entries under their names: one or two levels up from here).
+ */
+function workerEntry(): { path: string; execArgv: string[] } {
+  if (import.meta.url.endsWith('.ts')) {
+    const path = fileURLToPath(new URL('./mediaWorkerMain.ts', import.meta.url));
+    return { path, execArgv: ['--import', 'tsx'] };
+  }
+  for (const relative of ['./media/mediaWorker.js', '../media/mediaWorker.js']) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return { path, execArgv: [] };
+  }
+  throw new Error('the media worker is missing from the build (dist/media/mediaWorker.js)');
+}
+
+export interface MediaWorkerProcessOptions {
+  init: WorkerInit;
+  log: Logger;
+  assets?: MediaAssets;
+  /** Told about the worker's start-up steps when `init.reportProgress` is set. */
+  progress?: StartupProgress;
+  /**
+   * The process starts (loads its code) at once, but is initialised (atlases, TTS) only once
+   * this settles: on a first start the other workers wait until the first has drawn and cached
+   * the atlases, then load them instead of drawing them again.
+   */
+  initAfter?: Promise<unknown>;
+}
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * One media worker process seen from the API process: its IPC peer, and its exit. The worker's
+ * log records go to the API process's logger (tagged `worker`), so there is one log stream.
+ */
+export class MediaWorkerProcess {
+  readonly peer: IpcPeer;
+  readonly exited: Promise<WorkerExit>;
+  readonly index: number;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    o: MediaWorkerProcessOptions,
+  ) {
+    this.index = o.init.index;
+    this.peer = new IpcPeer(child as unknown as IpcChannel);
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.peer.close(`media worker ${o.init.index} exited`);
+        resolve({ code, signal });
+      }),
+    );
+    const log = o.log.child({ worker: o.init.index });
+    this.peer.on('log', (line: LogEvent) => forwardLog(log, line));
+    this.peer.on('progress', (step: ProgressEvent) => o.progress?.(step));
+    serveAssets(this.peer, o.assets);
+    // Nothing should print there (logs go over IPC); whatever does must not reach our stdout,
+    // which may be a protocol channel (the bench's), so it goes to stderr.
+    child.stdout?.pipe(process.stderr, { end: false });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
+  static async start(o: MediaWorkerProcessOptions): Promise<MediaWorkerProcess> {
+    const entry = workerEntry();
+    const child = spawn(process.execPath, [...entry.execArgv, entry.path], {
+      // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
+      // sessions before it stops the workers. The IPC channel tells the worker if we die.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
+      // keep the worker's resident memory flat under session churn (README, Memory under
+      // churn). An operator's own value wins; 0 means glibc's default.
+      env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
+    });
+    const worker = new MediaWorkerProcess(child, o);
+    try {
+      await Promise.race([
+        Promise.resolve(o.initAfter)
+          .catch(() => undefined)
+          .then(() => worker.peer.request<WorkerReady>('init', o.init)),
+        worker.exited.then(({ code, signal }) => {
+          throw new Error(`media worker ${o.init.index} exited (${signal ?? code}) while starting`);
+        }),
+      ]);
+    } catch (err) {
+      worker.kill();
+      throw err;
+    }
+    return worker;
+  }
+
+  kill(): void {
+    if (this.alive) this.child.kill('SIGKILL');
+  }
+
+  /** Asks the worker to close what it runs and exit; kills it past `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    if (!this.alive) return;
+    const timer = setTimeout(() => this.kill(), timeoutMs);
+    await this.peer.request('shutdown').catch(() => undefined);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Writes one of the worker's pino lines through the API process's logger, at its level. */
+function forwardLog(log: Logger, line: string): void {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    log.warn({ line }, 'unparsable log line from a media worker');
+    return;
+  }
+  const { level, msg, ...fields } = record;
+  const name = log.levels.labels[Number(level)] ?? 'info';
+  (log[name as 'info'] as (obj: object, msg?: string) => void).call(log, fields, msg as string);
+}

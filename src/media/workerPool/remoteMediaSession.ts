@@ -1,0 +1,73 @@
+import type {
+  AudioItem,
+  InterruptOutcome,
+  MediaSession,
+  MediaSessionObserver,
+  SpeechItem,
+} from '../mediaCore.js';
+import type { MediaWorkerProcess } from './mediaWorkerProcess.js';
+import type { AudioEvent, SessionRef, SpeakEvent, WaitingEvent } from './workerProtocol.js';
+
+/**
+ * A media session that runs in a worker process, seen from the API process. Calls become
+ * messages on the worker's channel, in the order they are made; `speaking` follows the worker's
+ * `speaking` events.
+ */
+export class RemoteMediaSession implements MediaSession {
+  speaking = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly sessionId: string,
+    readonly worker: MediaWorkerProcess,
+    private readonly observer: MediaSessionObserver,
+    private readonly released: (session: RemoteMediaSession) => void,
+  ) {}
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  speak(item: SpeechItem): void {
+    this.worker.peer.emit('speak', { sessionId: this.sessionId, item } satisfies SpeakEvent);
+  }
+
+  playAudio(item: AudioItem): void {
+    this.worker.peer.emit('audio', { sessionId: this.sessionId, item } satisfies AudioEvent);
+  }
+
+  async interrupt(): Promise<InterruptOutcome> {
+    const ref: SessionRef = { sessionId: this.sessionId };
+    // A worker that is gone plays nothing any more (and its session is ending).
+    return this.worker.peer
+      .request<InterruptOutcome>('interrupt', ref)
+      .catch(() => ({ interrupted: false, droppedUtterances: 0 }));
+  }
+
+  setWaiting(waiting: boolean): void {
+    this.worker.peer.emit('waiting', { sessionId: this.sessionId, waiting } satisfies WaitingEvent);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.worker.peer
+      .request('close', { sessionId: this.sessionId } satisfies SessionRef)
+      .then(
+        () => undefined,
+        () => undefined, // the worker is gone: nothing left to close
+      )
+      .finally(() => this.released(this));
+    return this.closing;
+  }
+
+  /** From the worker: speech started or stopped. */
+  speakingChanged(speaking: boolean): void {
+    this.speaking = speaking;
+    if (!this.closed) this.observer.speakingChanged(speaking);
+  }
+
+  /** From the worker, or because the worker died: the session must end. */
+  ended(reason: Parameters<MediaSessionObserver['ended']>[0], detail: string): void {
+    this.speaking = false;
+    if (!this.closed) this.observer.ended(reason, detail);
+  }
+}

@@ -1,0 +1,251 @@
+import type { Logger } from 'pino';
+import {
+  MediaJoinRefusedError,
+  MediaUnavailableError,
+  type MediaAssets,
+  type MediaCore,
+  type MediaSession,
+  type MediaSessionObserver,
+  type MediaSessionSpec,
+} from '../mediaCore.js';
+import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
+import { ChannelClosedError, RemoteError } from './ipcPeer.js';
+import { MediaWorkerProcess, type WorkerExit } from './mediaWorkerProcess.js';
+import { RemoteMediaSession } from './remoteMediaSession.js';
+import type {
+  EndedEvent,
+  SpeakingEvent,
+  StartRequest,
+  WorkerInit,
+  WorkerMemory,
+  WorkerStats,
+} from './workerProtocol.js';
+
+export interface WorkerPoolOptions {
+  /** Media worker processes (one per core is the default of the CLI). */
+  workers: number;
+  log: Logger;
+  /** Where the avatars' atlases are kept between runs; the workers share it. */
+  cacheDir?: string;
+  agentAbsenceMs?: number;
+  stageTimeoutMs?: number;
+  /** Told about the start-up (the first worker's steps, then the pool's). */
+  progress?: StartupProgress;
+  /** Bytes a worker asks for by id (photo avatars); served from the API process. */
+  assets?: MediaAssets;
+  /** First delay before a worker that died is started again (doubles while starts fail). */
+  restartDelayMs?: number;
+}
+
+/** Longest pause between attempts to bring back a worker whose starts keep failing. */
+const MAX_RESTART_DELAY_MS = 30_000;
+/** How long a worker may take to close its sessions and exit when the pool closes. */
+const SHUTDOWN_MS = 5_000;
+
+/**
+ * The media core of a node with several cores: N worker processes, each running the real
+ * `LiveKitMediaCore` on its own event loop, so that one JavaScript thread no longer caps the
+ * machine. A session goes to the worker running the fewest; its calls travel over that worker's
+ * IPC channel in order. A worker that dies ends its sessions (`error`, logged) and is started
+ * again; the other workers' sessions never notice.
+ */
+export class WorkerPoolMediaCore implements MediaCore {
+  readonly kind = 'livekit';
+  private readonly workers: (MediaWorkerProcess | undefined)[];
+  private readonly sessions = new Map<string, RemoteMediaSession>();
+  private closing = false;
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
+
+  private constructor(private readonly o: WorkerPoolOptions) {
+    this.workers = Array.from({ length: o.workers }, () => undefined);
+  }
+
+  /** Starts every worker at once and resolves when all are ready. */
+  static async create(o: WorkerPoolOptions): Promise<WorkerPoolMediaCore> {
+    if (!Number.isInteger(o.workers) || o.workers < 1) {
+      throw new Error(`a worker pool needs at least one worker (got ${o.workers})`);
+    }
+    const pool = new WorkerPoolMediaCore(o);
+    // The first worker prepares the avatars (drawing and caching them on a first start); the
+    // others load their code meanwhile and then take the atlases from the cache.
+    let atlasesReady!: () => void;
+    const atlases = new Promise<void>((resolve) => (atlasesReady = resolve));
+    const first = (step: StartupStep) => {
+      if (step.step === 'avatars' && step.phase === 'done') atlasesReady();
+      o.progress?.(step);
+    };
+    const started = await reportStep(
+      o.progress,
+      'workers',
+      `starting ${o.workers} media worker process${o.workers === 1 ? '' : 'es'}`,
+      () =>
+        Promise.allSettled(
+          pool.workers.map((_, i) =>
+            i === 0
+              ? pool.startWorker(0, { progress: first }).finally(atlasesReady)
+              : pool.startWorker(i, { initAfter: atlases }),
+          ),
+        ),
+      () => `${o.workers} ready`,
+    );
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await pool.close();
+      throw failed.reason;
+    }
+    o.log.info({ workers: o.workers }, 'media core: livekit in worker processes');
+    return pool;
+  }
+
+  /** Worker processes running now (pids), for logs and tests. */
+  get pids(): number[] {
+    return this.workers.filter((w) => w?.alive).map((w) => w!.pid);
+  }
+
+  /** Each running worker's load (CPU, event loop since the previous call, sessions). */
+  async stats(): Promise<WorkerStats[]> {
+    const running = this.workers.filter((w) => w?.alive);
+    const answers = await Promise.allSettled(
+      running.map((w) => w!.peer.request<WorkerStats>('stats')),
+    );
+    return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  }
+
+  /** Each running worker's memory (see WorkerMemory). */
+  async memory(): Promise<WorkerMemory[]> {
+    const running = this.workers.filter((w) => w?.alive);
+    const answers = await Promise.allSettled(
+      running.map((w) => w!.peer.request<WorkerMemory>('memory')),
+    );
+    return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  }
+
+  /** The pid of the worker that runs a session. */
+  workerPidOf(sessionId: string): number | undefined {
+    return this.sessions.get(sessionId)?.worker.pid;
+  }
+
+  async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
+    const worker = this.leastLoaded();
+    if (!worker) throw new MediaUnavailableError('no media worker is running');
+    const session = new RemoteMediaSession(spec.sessionId, worker, observer, (s) => {
+      if (this.sessions.get(spec.sessionId) === s) this.sessions.delete(spec.sessionId);
+    });
+    this.sessions.set(spec.sessionId, session);
+    try {
+      await worker.peer.request('start', { spec } satisfies StartRequest);
+    } catch (err) {
+      this.sessions.delete(spec.sessionId);
+      throw startError(err, worker.index);
+    }
+    return session;
+  }
+
+  running(): ReadonlyMap<string, MediaSession> {
+    return new Map(this.sessions);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.restartTimers) clearTimeout(timer);
+    await Promise.all(this.workers.map((w) => w?.shutdown(SHUTDOWN_MS)));
+  }
+
+  private leastLoaded(): MediaWorkerProcess | undefined {
+    const load = new Map<MediaWorkerProcess, number>();
+    for (const w of this.workers) if (w?.alive) load.set(w, 0);
+    for (const s of this.sessions.values()) {
+      if (load.has(s.worker)) load.set(s.worker, load.get(s.worker)! + 1);
+    }
+    let best: MediaWorkerProcess | undefined;
+    for (const [w, n] of load) if (best === undefined || n < load.get(best)!) best = w;
+    return best;
+  }
+
+  private async startWorker(
+    index: number,
+    how: { progress?: StartupProgress; initAfter?: Promise<unknown> } = {},
+  ): Promise<void> {
+    const init: WorkerInit = {
+      index,
+      cacheDir: this.o.cacheDir,
+      agentAbsenceMs: this.o.agentAbsenceMs,
+      stageTimeoutMs: this.o.stageTimeoutMs,
+      logLevel: this.o.log.level as WorkerInit['logLevel'],
+      reportProgress: how.progress !== undefined,
+    };
+    const worker = await MediaWorkerProcess.start({
+      init,
+      log: this.o.log,
+      assets: this.o.assets,
+      progress: how.progress,
+      initAfter: how.initAfter,
+    });
+    if (this.closing) {
+      await worker.shutdown(SHUTDOWN_MS);
+      return;
+    }
+    worker.peer.on('speaking', ({ sessionId, speaking }: SpeakingEvent) =>
+      this.sessionOn(worker, sessionId)?.speakingChanged(speaking),
+    );
+    worker.peer.on('ended', ({ sessionId, reason, detail }: EndedEvent) =>
+      this.sessionOn(worker, sessionId)?.ended(reason, detail),
+    );
+    this.workers[index] = worker;
+    void worker.exited.then((exit) => this.workerExited(worker, exit));
+  }
+
+  private sessionOn(worker: MediaWorkerProcess, sessionId: string) {
+    const session = this.sessions.get(sessionId);
+    return session?.worker === worker ? session : undefined;
+  }
+
+  private workerExited(worker: MediaWorkerProcess, exit: WorkerExit): void {
+    if (this.workers[worker.index] === worker) this.workers[worker.index] = undefined;
+    if (this.closing) return;
+    const lost = [...this.sessions.values()].filter((s) => s.worker === worker);
+    const how = exit.signal ?? `code ${exit.code}`;
+    this.o.log.error(
+      {
+        worker: worker.index,
+        worker_pid: worker.pid,
+        exit: how,
+        sessions: lost.map((s) => s.sessionId),
+      },
+      'media worker exited; its sessions end (error) and it is started again',
+    );
+    for (const s of lost) {
+      this.sessions.delete(s.sessionId);
+      s.ended('error', `its media worker process exited (${how})`);
+    }
+    this.scheduleRestart(worker.index, this.o.restartDelayMs ?? 1_000);
+  }
+
+  private scheduleRestart(index: number, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(timer);
+      if (this.closing) return;
+      this.startWorker(index).then(
+        () => this.o.log.info({ worker: index }, 'media worker started again'),
+        (err: unknown) => {
+          this.o.log.error({ err, worker: index }, 'media worker failed to start again');
+          this.scheduleRestart(index, Math.min(delayMs * 2, MAX_RESTART_DELAY_MS));
+        },
+      );
+    }, delayMs);
+    this.restartTimers.add(timer);
+  }
+}
+
+/** A failed start as the session manager expects it: the media errors by their class. */
+function startError(err: unknown, worker: number): Error {
+  if (err instanceof RemoteError) {
+    if (err.remote.name === 'MediaJoinRefusedError') return new MediaJoinRefusedError(err.message);
+    if (err.remote.name === 'MediaUnavailableError') return new MediaUnavailableError(err.message);
+    return new Error(err.message);
+  }
+  if (err instanceof ChannelClosedError) {
+    return new MediaUnavailableError(`media worker ${worker} exited while starting the session`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

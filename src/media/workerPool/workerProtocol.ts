@@ -1,0 +1,102 @@
+/**
+ * What the API process and a media worker process say to each other (over `IpcPeer`, with
+ * Node's `advanced` serialization, so PCM travels as a typed array, not as JSON numbers).
+ *
+ * API -> worker requests: `init` (WorkerInit -> WorkerReady), `start` ({ spec } -> null),
+ * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`,
+ * `stats` (null -> WorkerStats), `memory` (null -> WorkerMemory).
+ * API -> worker events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
+ * `waiting` ({ sessionId, waiting }).
+ * Worker -> API events: `speaking`, `ended`, `log`, `progress`.
+ * Worker -> API requests: `asset` ({ id } -> Uint8Array): bytes the media needs by id (an
+ * uploaded photo, say), read by the API process from its file storage.
+ */
+import type { Level } from 'pino';
+import type {
+  AudioItem,
+  MediaAssets,
+  MediaEndReason,
+  MediaSessionSpec,
+  SpeechItem,
+} from '../mediaCore.js';
+import type { StartupStep } from '../startupProgress.js';
+import type { IpcPeer } from './ipcPeer.js';
+
+export interface WorkerInit {
+  /** 0-based number of the worker on its node (for logs). */
+  index: number;
+  /** Where the avatars' atlases are kept between runs (shared by the workers of a node). */
+  cacheDir?: string;
+  agentAbsenceMs?: number;
+  stageTimeoutMs?: number;
+  /** pino level of the worker's logger; its records go to the API process's logger. */
+  logLevel: Level | 'silent';
+  /** Whether to send `progress` events for its start-up steps. */
+  reportProgress: boolean;
+}
+
+export interface WorkerReady {
+  pid: number;
+  readyMs: number;
+}
+
+/** A worker's load, for operators and the bench. */
+export interface WorkerStats {
+  pid: number;
+  sessions: number;
+  /** CPU time the process used so far (user + system), ms. */
+  cpuMs: number;
+  /** Share of time its event loop was busy since the previous `stats` request (0..1). */
+  eventLoop: number;
+}
+
+/** A worker's memory, for the churn bench (after a full collection where `gc` is exposed). */
+export interface WorkerMemory {
+  pid: number;
+  /** Resident set size, bytes. */
+  rss: number;
+  /** V8 heap in use, bytes. */
+  heapUsed: number;
+}
+
+export interface StartRequest {
+  spec: MediaSessionSpec;
+}
+export interface SessionRef {
+  sessionId: string;
+}
+export interface SpeakEvent extends SessionRef {
+  item: SpeechItem;
+}
+export interface AudioEvent extends SessionRef {
+  item: AudioItem;
+}
+export interface WaitingEvent extends SessionRef {
+  waiting: boolean;
+}
+export interface SpeakingEvent extends SessionRef {
+  speaking: boolean;
+}
+export interface EndedEvent extends SessionRef {
+  reason: MediaEndReason;
+  detail: string;
+}
+/** A `log` event is one JSON line of the worker's pino (no time, pid or host: the API adds them). */
+export type LogEvent = string;
+export type ProgressEvent = StartupStep;
+export interface AssetRequest {
+  id: string;
+}
+
+/** The worker's view of the API process's assets: each `get` is one request over the channel. */
+export function remoteAssets(peer: IpcPeer): MediaAssets {
+  return { get: (id) => peer.request<Uint8Array>('asset', { id } satisfies AssetRequest) };
+}
+
+/** The API process answers a worker's `asset` requests from `assets`. */
+export function serveAssets(peer: IpcPeer, assets: MediaAssets | undefined): void {
+  peer.handle('asset', async ({ id }: AssetRequest) => {
+    if (!assets) throw new Error(`no asset source: cannot load ${id}`);
+    return assets.get(id);
+  });
+}

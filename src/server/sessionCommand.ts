@@ -1,0 +1,98 @@
+import { ERROR_CODES, type EndReason, type ErrorCode } from '../api/index.js';
+import type { AvatarFaceSpec } from '../media/mediaCore.js';
+import { ApiError } from './apiError.js';
+
+/**
+ * What a node asks of a session, in a form that can be stored and applied by the node that
+ * runs it (cluster.ts hands these over through PostgreSQL): the driving calls, the start of a
+ * session placed on another node, and its end.
+ */
+export type DrivingCommand =
+  | { kind: 'speak'; text: string }
+  /** Audio as received (decoded by the node that plays it). */
+  | { kind: 'audio'; bytes: Uint8Array; contentType: string | null; text: string | null }
+  | { kind: 'interrupt' }
+  | { kind: 'waiting'; waiting: boolean };
+
+export interface StartCommand {
+  kind: 'start';
+  /** What the avatar shows: a stock design, or a photo avatar's build (read from the files). */
+  face: AvatarFaceSpec;
+  /** The voice's engine and what it stored (the voice may be deleted meanwhile). */
+  voice: { engine: string; profile: unknown };
+  /** The LiveKit the caller brought, with the avatar's token; null: the service's own. */
+  callerLiveKit: { url: string; token: string } | null;
+  /** Visage named the room for this session alone: it is deleted when the session ends. */
+  ownsRoom: boolean;
+}
+
+export interface EndCommand {
+  kind: 'end';
+  reason: EndReason;
+}
+
+export type SessionCommand = DrivingCommand | StartCommand | EndCommand;
+
+/** The answer to a command: its result, or the API error it ended with. */
+export type CommandReply =
+  { ok: unknown } | { error: { code: string; message: string; param?: string } };
+
+/** The stored form: `kind`, JSON `body`, and the audio bytes beside it. */
+export function commandRow(c: SessionCommand): {
+  kind: string;
+  body: unknown;
+  bytes: Uint8Array | null;
+} {
+  if (c.kind === 'audio') {
+    const { bytes, ...body } = c;
+    return { kind: c.kind, body, bytes };
+  }
+  return { kind: c.kind, body: c, bytes: null };
+}
+
+export function commandFromRow(row: {
+  kind: string;
+  body: unknown;
+  bytes: Uint8Array | null;
+}): SessionCommand {
+  const body = row.body as Record<string, unknown>;
+  switch (row.kind) {
+    case 'audio':
+      return {
+        ...(body as Omit<Extract<DrivingCommand, { kind: 'audio' }>, 'bytes'>),
+        bytes: row.bytes ?? new Uint8Array(),
+      };
+    case 'speak':
+    case 'interrupt':
+    case 'waiting':
+    case 'start':
+    case 'end':
+      return body as unknown as SessionCommand;
+    default:
+      throw new Error(`unknown session command ${row.kind}`);
+  }
+}
+
+/** A failure as a reply: API errors keep their code; anything else is `internal`. */
+export function errorReply(err: unknown): Extract<CommandReply, { error: unknown }> {
+  if (err instanceof ApiError) {
+    return { error: { code: err.code, message: err.message, param: err.options.param } };
+  }
+  return {
+    error: { code: 'internal', message: 'Internal error on the node that runs the session.' },
+  };
+}
+
+/**
+ * The result a reply carries, or its error thrown as the ApiError it was. `lost` is the error
+ * for a reply that says the node running the session was lost (the sweep answered for it).
+ */
+export function resultOf(reply: unknown, lost: () => ApiError): unknown {
+  const r = reply as CommandReply;
+  if (r && 'ok' in r) return r.ok;
+  const error = r && 'error' in r ? r.error : undefined;
+  if (!error) throw new ApiError('internal', 'An unreadable answer from another node.');
+  if (error.code === 'node_lost') throw lost();
+  const code = (error.code in ERROR_CODES ? error.code : 'internal') as ErrorCode;
+  throw new ApiError(code, error.message, error.param ? { param: error.param } : {});
+}

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/**
+ * A `visage serve` node in its own process (the CLI from source), as in production: its API on
+ * a loopback port, its media in `workers` worker processes, its log lines (JSON) collected.
+ */
+export interface ServedNode {
+  nodeId: string;
+  url: string;
+  child: ChildProcess;
+  /** Every JSON log line it wrote. */
+  logs: Record<string, unknown>[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  call(method: string, path: string, init?: { json?: unknown; auth?: string }): Promise<Response>;
+}
+
+export interface ServedNodeOptions {
+  nodeId: string;
+  databaseUrl: string;
+  livekit: { url: string; apiKey: string; apiSecret: string };
+  maxSessions: number;
+  workers: number;
+  env?: Record<string, string>;
+}
+
+export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'test/cli/cliEntry.ts',
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--workers',
+      String(o.workers),
+      '--data-dir',
+      mkdtempSync(join(tmpdir(), `visage-${o.nodeId}-`)),
+    ],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: o.databaseUrl,
+        LIVEKIT_URL: o.livekit.url,
+        LIVEKIT_API_KEY: o.livekit.apiKey,
+        LIVEKIT_API_SECRET: o.livekit.apiSecret,
+        VISAGE_NODE_ID: o.nodeId,
+        VISAGE_MAX_SESSIONS: String(o.maxSessions),
+        // The tests send hundreds of requests at once with one key.
+        VISAGE_RATE_PER_SECOND: '1000',
+        VISAGE_RATE_BURST: '1000',
+        VISAGE_LOG_LEVEL: 'info',
+        ...o.env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const logs: Record<string, unknown>[] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const serving = /serving (http:\/\/\S+)/.exec(line);
+      if (serving) resolve(serving[1]!);
+      else if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`node ${o.nodeId} exited (${signal ?? code}) before serving`)),
+    );
+  });
+  return {
+    nodeId: o.nodeId,
+    url,
+    child,
+    logs,
+    exited,
+    call: (method, path, init = {}) =>
+      fetch(url + path, {
+        method,
+        headers: {
+          ...(init.auth ? { authorization: `Bearer ${init.auth}` } : {}),
+          ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      }),
+  };
+}

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
+import { describeWebRtc } from '../../support/network.js';
+import { rms } from '../session/avatarClient.js';
+import { startMediaStack, type JoinedSession, type MediaStack } from '../session/mediaStack.js';
+
+const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
+const LONG =
+  'This is a long sentence that keeps the avatar talking for a while, so that there is something to interrupt, and then some more words after that.';
+
+describeWebRtc('media in worker processes (one event loop per core)', (address) => {
+  let stack: MediaStack;
+  let pool: WorkerPoolMediaCore;
+
+  beforeAll(async () => {
+    stack = await startMediaStack(address, { workers: 2 });
+    pool = stack.media as WorkerPoolMediaCore;
+  }, 120_000);
+  afterAll(() => stack?.close());
+
+  const call = (method: string, path: string, json?: unknown) =>
+    stack.visage.call(method, path, json === undefined ? {} : { json });
+  const session = async (id: string) =>
+    (await (await call('GET', `/v1/sessions/${id}`)).json()) as {
+      status: string;
+      end_reason: string | null;
+    };
+  /** Speaks and waits until the subscriber hears speech after the call. */
+  const speakAndHear = async (s: JoinedSession, text: string) => {
+    const sent = s.client.now();
+    const res = await call('POST', `/v1/sessions/${s.session_id}/speak`, { text });
+    expect(res.status).toBe(202);
+    await s.client.waitFor(
+      () => rms(s.client.audioBetween(sent, s.client.now())) > 300,
+      20_000,
+      'speech at the subscriber',
+    );
+  };
+
+  it('spreads sessions over the workers; each speaks, is interrupted and parks from the API process', async () => {
+    expect(pool.pids).toHaveLength(2);
+    const a = await stack.session(AVATAR);
+    const b = await stack.session(AVATAR);
+    expect(pool.workerPidOf(a.session_id)).not.toBe(pool.workerPidOf(b.session_id));
+    expect(pool.pids).not.toContain(process.pid);
+
+    await speakAndHear(a, LONG);
+    const interrupted = await call('POST', `/v1/sessions/${a.session_id}/interrupt`);
+    expect(await interrupted.json()).toMatchObject({ interrupted: true, dropped_utterances: 0 });
+    // What was cut is reported on lk.chat as a final with only the heard part.
+    await a.client.waitFor(() => a.client.finals().length > 0, 10_000, 'final after interrupt');
+    expect(a.client.finals()[0]!.text.length).toBeLessThan(LONG.length);
+
+    await speakAndHear(b, 'Hello from the other worker.');
+    const parked = await call('POST', `/v1/sessions/${b.session_id}/waiting_state`, {
+      waiting: true,
+    });
+    expect(await parked.json()).toMatchObject({ status: 'waiting' });
+    // Parked avatars drop to a few frames a second.
+    const from = b.client.now();
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(b.client.framesBetween(from + 500, b.client.now()).length / 1.5).toBeLessThan(12);
+    for (const s of [a, b]) await call('DELETE', `/v1/sessions/${s.session_id}`);
+  }, 120_000);
+
+  it('a worker killed with SIGKILL ends its sessions (error, logged); the other worker and the API keep serving', async () => {
+    const doomed = await stack.session(AVATAR);
+    const survivor = await stack.session(AVATAR);
+    const doomedPid = pool.workerPidOf(doomed.session_id)!;
+    expect(doomedPid).not.toBe(pool.workerPidOf(survivor.session_id));
+
+    process.kill(doomedPid, 'SIGKILL');
+    await expect
+      .poll(() => session(doomed.session_id), { timeout: 15_000, interval: 200 })
+      .toMatchObject({ status: 'ended', end_reason: 'error' });
+    expect(
+      stack.logs.some(
+        (l) =>
+          String(l.msg).includes('media worker exited') &&
+          (l.sessions as string[]).includes(doomed.session_id),
+      ),
+    ).toBe(true);
+    // The avatar left its room with its process.
+    await doomed.client.waitFor(
+      () => doomed.client.left.includes(doomed.agent_identity),
+      15_000,
+      'the dead avatar leaving the room',
+    );
+
+    expect(await session(survivor.session_id)).toMatchObject({ status: 'active' });
+    await speakAndHear(survivor, 'I am still here.');
+
+    // The pool starts the worker again, and new sessions run on it.
+    await expect.poll(() => pool.pids.length, { timeout: 60_000, interval: 250 }).toBe(2);
+    expect(pool.pids).not.toContain(doomedPid);
+    const fresh = await stack.session(AVATAR);
+    expect(pool.workerPidOf(fresh.session_id)).not.toBe(pool.workerPidOf(survivor.session_id));
+    await speakAndHear(fresh, 'A new worker, a new session.');
+    for (const s of [survivor, fresh]) await call('DELETE', `/v1/sessions/${s.session_id}`);
+  }, 180_000);
+});
