@@ -12,11 +12,12 @@ import { keyAdmin } from '../src/server/keyAdmin.js';
 import { Store } from '../src/server/store/store.js';
 import { startServedNode, type ServedNode } from '../test/cluster/servedNode.js';
 import { startTestPostgres } from '../test/support/embeddedPostgres.js';
+import { QUICK, recordFigures, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
-const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 200);
-const WARM_UP = 20;
+const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? (QUICK ? 30 : 200));
+const WARM_UP = QUICK ? 5 : 20;
 
 const postgres = await startTestPostgres((line) => console.log(`[bench] ${line}`));
 const livekitKeys = { devkey: `bench-${Math.random().toString(36).slice(2)}` };
@@ -109,6 +110,14 @@ try {
     interrupt: {
       p50: `${added('interrupt', 50).toFixed(1)} ms`,
       p95: `${added('interrupt', 95).toFixed(1)} ms`,
+    },
+  });
+  await recordFigures('cluster', {
+    rounds: ROUNDS,
+    calls: Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, summary(xs)])),
+    addedMs: {
+      speak: { p50: added('speak', 50), p95: added('speak', 95) },
+      interrupt: { p50: added('interrupt', 50), p95: added('interrupt', 95) },
     },
   });
 } finally {

@@ -13,6 +13,7 @@ import { dispose } from '@livekit/rtc-node';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { QUICK, recordFigures, rounds, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
@@ -27,7 +28,9 @@ const profile = process.env.BENCH_PROFILE
   ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
   : [];
 /** Media worker processes per configuration measured (BENCH_WORKERS, e.g. `0,1,2`). */
-const WORKER_CONFIGS = (process.env.BENCH_WORKERS ?? `1,${availableParallelism()}`)
+const WORKER_CONFIGS = (
+  process.env.BENCH_WORKERS ?? (QUICK ? `${availableParallelism()}` : `1,${availableParallelism()}`)
+)
   .split(',')
   .map(Number);
 
@@ -37,6 +40,14 @@ interface CpuSample {
   at: number;
   eventLoop: number;
   apiEventLoop: number;
+}
+
+interface FirstAudioMarks {
+  queued_at: number;
+  waited_ms: number;
+  first_chunk_ms: number;
+  handed_ms: number;
+  ahead_ms: number;
 }
 
 /** A Visage node (API + embedded LiveKit child + `workers` media workers) in its own process. */
@@ -56,6 +67,11 @@ async function startNode(workers: number) {
     cpu: async () => {
       child.stdin!.write('cpu\n');
       return (await nextLine()) as unknown as CpuSample;
+    },
+    /** The media's log line on an utterance's way to its first audio (speechPlayer.ts). */
+    marks: async (utteranceId: string) => {
+      child.stdin!.write(`marks ${utteranceId}\n`);
+      return (await nextLine()) as unknown as FirstAudioMarks | null;
     },
     quit: async () => {
       child.stdin!.write('quit\n');
@@ -127,7 +143,17 @@ const createToVideo: number[] = [];
 const speakToAudio: number[] = [];
 const interruptToSilence: number[] = [];
 const lipSync: number[] = [];
-for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
+/** speak -> first audible audio, stage by stage (ms), from the media's marks and the client. */
+const speakStages: Record<string, number[]> = {
+  'HTTP + session manager + IPC to the media worker': [],
+  'waiting behind other utterances': [],
+  'TTS first chunk': [],
+  'resample + handed to the AudioSource': [],
+  'AudioSource queue, Opus, network, jitter buffer (to audible)': [],
+};
+/** Epoch ms of a client time (performance.now() based), comparable with the node's marks. */
+const epochOf = (client: AvatarClient, atMs: number) => performance.timeOrigin + client.t0 + atMs;
+for (let round = 0; round < rounds(); round++) {
   const { s, client, videoMs } = await openSession(visage);
   createToVideo.push(videoMs);
   await sleep(800);
@@ -138,7 +164,18 @@ for (let round = 0; round < Number(process.env.BENCH_ROUNDS ?? 5); round++) {
     10_000,
     'audio',
   );
-  speakToAudio.push(client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs - sentAt);
+  const audibleAt = client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs;
+  speakToAudio.push(audibleAt - sentAt);
+  const marks = await latencyNode.marks(utterance_id);
+  if (marks) {
+    const handedAt = marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;
+    const stages = Object.values(speakStages);
+    stages[0]!.push(marks.queued_at - epochOf(client, sentAt));
+    stages[1]!.push(marks.waited_ms);
+    stages[2]!.push(marks.first_chunk_ms);
+    stages[3]!.push(marks.handed_ms);
+    stages[4]!.push(epochOf(client, audibleAt) - handedAt);
+  }
   await client.waitFor(
     () => client.finals().some((m) => m.utterance_id === utterance_id),
     20_000,
@@ -196,7 +233,9 @@ interface Step {
 async function capacity(node: BenchNode): Promise<Step[]> {
   const { visage } = node;
   const steps: Step[] = [];
-  for (const n of (process.env.BENCH_SESSIONS ?? '1,2,4,6,8,10,12,14,16').split(',').map(Number)) {
+  for (const n of (process.env.BENCH_SESSIONS ?? (QUICK ? '1,4,8' : '1,2,4,6,8,10,12,14,16'))
+    .split(',')
+    .map(Number)) {
     const open = [];
     for (let i = 0; i < n; i++) open.push(await openSession(visage));
     // Keep every avatar talking: speak again whenever an utterance ends.
@@ -212,13 +251,16 @@ async function capacity(node: BenchNode): Promise<Step[]> {
     });
     await sleep(2_000);
     const c0 = await node.cpu();
-    await sleep(6_000);
+    const windowMs = QUICK ? 3_000 : 6_000;
+    await sleep(windowMs);
     const c1 = await node.cpu();
     const fps = open.map(
-      ({ client }) => client.framesBetween(client.now() - 6_000, client.now()).length / 6,
+      ({ client }) =>
+        (client.framesBetween(client.now() - windowMs, client.now()).length * 1000) / windowMs,
     );
     const audioRate = open.map(
-      ({ client }) => client.audioBetween(client.now() - 6_000, client.now()).length / 6,
+      ({ client }) =>
+        (client.audioBetween(client.now() - windowMs, client.now()).length * 1000) / windowMs,
     );
     const cores = (c1.cpuMs - c0.cpuMs) / (c1.at - c0.at);
     const step: Step = {
@@ -253,13 +295,22 @@ for (const workers of WORKER_CONFIGS) {
 
 const fmt = (xs: number[]) =>
   `${median(xs).toFixed(0)} ms (${xs.map((x) => x.toFixed(0)).join(', ')})`;
-console.log('\nMedia core (median of 5, then each round)');
+console.log(`\nMedia core (median of ${rounds()}, then each round)`);
 console.table({
   'create -> avatar video at subscriber': fmt(createToVideo),
   'speak -> first audible audio': fmt(speakToAudio),
   'interrupt -> silence': fmt(interruptToSilence),
   'lip-sync offset (video minus audio)': fmt(lipSync),
 });
+console.log('speak -> first audible audio, where the time goes (ms):');
+console.table(
+  Object.fromEntries(
+    Object.entries(speakStages).map(([stage, xs]) => {
+      const { median, p95 } = summary(xs);
+      return [stage, { median: median.toFixed(1), p95: p95.toFixed(1) }];
+    }),
+  ),
+);
 const configName = (workers: number) =>
   workers === 0 ? 'media in the API process' : `${workers} media worker${workers > 1 ? 's' : ''}`;
 for (const { workers, steps } of capacities) {
@@ -287,4 +338,16 @@ console.table(
     'tried up to': steps.at(-1)?.sessions,
   })),
 );
+await recordFigures('media', {
+  createToVideoMs: summary(createToVideo),
+  speakToAudioMs: summary(speakToAudio),
+  speakStagesMs: Object.fromEntries(Object.entries(speakStages).map(([k, xs]) => [k, summary(xs)])),
+  interruptToSilenceMs: summary(interruptToSilence),
+  lipSyncOffsetMs: summary(lipSync),
+  sustained: capacities.map(({ workers, steps }) => ({
+    workers,
+    sessions: steps.filter((s) => s.ok).at(-1)?.sessions ?? 0,
+    steps,
+  })),
+});
 await dispose();

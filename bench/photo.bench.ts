@@ -25,6 +25,7 @@ import {
   type FaceRenderer,
 } from '../src/media/render/index.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { QUICK, recordFigures, rounds as roundsOf } from './support/figures.js';
 
 const require = createRequire(import.meta.url);
 const ASTRONAUT = 'test/fixtures/portraits/astronaut.png';
@@ -42,7 +43,7 @@ const upscaled = new Uint8Array(
 const faceApiDemo = join(dirname(require.resolve('@vladmandic/face-api/package.json')), 'demo');
 const group = new Uint8Array(readFileSync(join(faceApiDemo, 'sample6.jpg')));
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = roundsOf(3);
 const builds: Record<string, Record<string, string>> = {};
 let photoBuild: Uint8Array | undefined;
 async function timeBuild(name: string, picture: Uint8Array, n: number) {
@@ -136,7 +137,9 @@ interface Row {
   'Visage event loop busy': string;
 }
 const rows: Row[] = [];
-for (const n of (process.env.BENCH_PHOTO_SESSIONS ?? '1,2,4').split(',').map(Number)) {
+for (const n of (process.env.BENCH_PHOTO_SESSIONS ?? (QUICK ? '1' : '1,2,4'))
+  .split(',')
+  .map(Number)) {
   for (const [label, avatarId] of [
     ['stock', AVATAR_CATALOGUE[0]!.avatarId],
     ['photo', photo.avatar_id],
@@ -208,6 +211,7 @@ console.log(
 );
 console.log('CPU per speaking session in a real room, stock vs photo (Visage process only)');
 console.table(rows);
+await recordFigures('photo', { builds, frameCostMs: frameCosts, createMs, sessions: rows });
 node.stdin!.write('quit\n');
 await new Promise((r) => node.once('exit', r));
 await dispose();

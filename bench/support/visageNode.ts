@@ -22,8 +22,24 @@ import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;
 const workers = Number(process.argv[3] ?? 0);
-// stdout is the answer channel to the bench: logs go to stderr.
-const log = pino({ level: 'warn' }, pino.destination(2));
+// Logs go to stderr (warnings and worse): stdout is the answer channel to the bench. The media's
+// "first audio" lines (info, from this process or its workers) are kept for the "marks" request.
+const FIRST_AUDIO = 'first audio handed to LiveKit';
+const firstAudio = new Map<string, Record<string, unknown>>();
+const log = pino(
+  { level: 'info' },
+  {
+    write(line: string) {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      if (entry.msg === FIRST_AUDIO && typeof entry.utterance_id === 'string') {
+        firstAudio.set(entry.utterance_id, entry);
+        if (firstAudio.size > 1000) firstAudio.delete(firstAudio.keys().next().value!);
+      } else if (Number(entry.level) >= 40) {
+        process.stderr.write(line);
+      }
+    },
+  },
+);
 const keys = { devkey: 'bench-secret-0123456789' };
 // The LiveKit server runs in its own process, as under `visage dev`.
 const livekit = await startLivekitProcess({
@@ -103,6 +119,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     process.stdout.write(
       `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: rssBytesOf(livekit.pid) })}\n`,
     );
+  } else if (line.startsWith('marks ')) {
+    process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);
   } else if (line === 'quit') {
     break;
   }

@@ -38,7 +38,12 @@ interface Playing {
   done: boolean;
   /** The engine failed mid-utterance: it ends with what was heard. */
   failed: boolean;
+  /** Wall-clock marks (ms since the epoch) of the way to its first audio, for the log. */
+  marks: { queued: number; playing: number; firstChunk?: number; handed?: number };
 }
+
+/** Wall-clock ms since the epoch with sub-ms precision, comparable across processes. */
+const epochMs = () => performance.timeOrigin + performance.now();
 
 interface TimedEvent {
   atMs: number;
@@ -62,6 +67,8 @@ export class SpeechPlayer {
   private readonly schedule = new MouthSchedule();
   private readonly tracker = new AudioMouthTracker();
   private closed = false;
+  /** When each queued utterance was handed to the player (epoch ms). */
+  private readonly queuedAt = new Map<string, number>();
 
   constructor(
     private readonly sink: AudioSink,
@@ -76,6 +83,7 @@ export class SpeechPlayer {
 
   enqueue(u: Utterance): void {
     if (this.closed) return;
+    this.queuedAt.set(u.id, epochMs());
     this.queue.push(u);
     if (!this.running) void this.run();
   }
@@ -98,6 +106,7 @@ export class SpeechPlayer {
     this.events = [];
     if (cur) this.finish(cur, true, at);
     for (const u of dropped) {
+      this.queuedAt.delete(u.id);
       u.onFinished?.({ interrupted: true, playedMs: 0, heardText: '' });
     }
     this.updateSpeaking();
@@ -130,7 +139,9 @@ export class SpeechPlayer {
       started: false,
       done: false,
       failed: false,
+      marks: { queued: this.queuedAt.get(u.id) ?? epochMs(), playing: epochMs() },
     };
+    this.queuedAt.delete(u.id);
     this.current = p;
     const signal = p.abort.signal;
     /** The utterance's phonemes so far, on its own time line (0 = its first sample). */
@@ -138,6 +149,7 @@ export class SpeechPlayer {
     try {
       for await (const chunk of u.chunks(signal)) {
         if (signal.aborted) break;
+        p.marks.firstChunk ??= epochMs();
         const chunkStart = this.clock.endMs;
         if (p.startMs === null) {
           p.startMs = chunkStart;
@@ -160,7 +172,7 @@ export class SpeechPlayer {
             this.listeners.progress(u, this.heardText(p));
           });
         }
-        await this.push(chunk.pcm, signal);
+        await this.push(p, chunk.pcm, signal);
       }
     } catch (err) {
       if (!signal.aborted) {
@@ -183,15 +195,38 @@ export class SpeechPlayer {
     }
   }
 
-  private async push(pcm: Float32Array, signal: AbortSignal): Promise<void> {
+  private async push(p: Playing, pcm: Float32Array, signal: AbortSignal): Promise<void> {
     for (let i = 0; i < pcm.length && !signal.aborted; i += FRAME_SAMPLES) {
       const frame = pcm.subarray(i, i + FRAME_SAMPLES);
+      const aheadMs = this.clock.queuedMs();
       this.clock.push((frame.length / OUTPUT_RATE) * 1000);
       await this.sink.capture(toInt16(frame));
+      if (p.marks.handed === undefined) this.logFirstAudio(p, aheadMs);
       // A capture blocked on a full queue completes after an interrupt's clear: clear again so
       // that frame is not heard after the interrupt.
       if (signal.aborted) this.sink.clear();
     }
+  }
+
+  /**
+   * Where the time to an utterance's first audio went, once per utterance (info): waiting behind
+   * other utterances, the engine's first chunk, handing it to LiveKit, and the audio already
+   * queued ahead of it. `queued_at` (epoch ms) lets a client compute the rest of the way.
+   */
+  private logFirstAudio(p: Playing, aheadMs: number): void {
+    const handed = (p.marks.handed = epochMs());
+    const { queued, playing, firstChunk = playing } = p.marks;
+    this.log.info(
+      {
+        utterance_id: p.u.id,
+        queued_at: Math.round(queued * 10) / 10,
+        waited_ms: Math.round((playing - queued) * 10) / 10,
+        first_chunk_ms: Math.round((firstChunk - playing) * 10) / 10,
+        handed_ms: Math.round((handed - firstChunk) * 10) / 10,
+        ahead_ms: Math.round(aheadMs),
+      },
+      'first audio handed to LiveKit',
+    );
   }
 
   private start(p: Playing): void {
