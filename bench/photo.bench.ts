@@ -27,6 +27,11 @@ import {
 import { AvatarClient } from '../test/media/session/avatarClient.js';
 import { QUICK, recordFigures, rounds as roundsOf } from './support/figures.js';
 
+if (QUICK) {
+  console.log('--quick: photo builds and frame costs skipped (latency figures only)');
+  process.exit(0);
+}
+
 const require = createRequire(import.meta.url);
 const ASTRONAUT = 'test/fixtures/portraits/astronaut.png';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -137,9 +142,7 @@ interface Row {
   'Visage event loop busy': string;
 }
 const rows: Row[] = [];
-for (const n of (process.env.BENCH_PHOTO_SESSIONS ?? (QUICK ? '1' : '1,2,4'))
-  .split(',')
-  .map(Number)) {
+for (const n of (process.env.BENCH_PHOTO_SESSIONS ?? '1,2,4').split(',').map(Number)) {
   for (const [label, avatarId] of [
     ['stock', AVATAR_CATALOGUE[0]!.avatarId],
     ['photo', photo.avatar_id],
