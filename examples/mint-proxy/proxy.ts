@@ -6,11 +6,8 @@
 //   VISAGE_API_KEY=sk_... npx tsx examples/mint-proxy/proxy.ts     (then open http://HOST:3000)
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { VisageApiError, VisageClient } from '../../src/client/index.js';
+import { HttpError, startPageServer, type JsonRoute } from '../shared/pageServer.js';
 
 export interface MintProxyOptions {
   /** Default $VISAGE_API_KEY. */
@@ -26,12 +23,6 @@ export interface MintProxyOptions {
 /** The largest photo the proxy passes on (the service's own limit). */
 const MAX_PHOTO_BYTES = 20 * 1024 * 1024;
 
-const page = readFileSync(new URL('./page.html', import.meta.url));
-// The SDK's self-contained ES module build, next to its UMD build (the `require` entry).
-const livekitClient = readFileSync(
-  join(dirname(createRequire(import.meta.url).resolve('livekit-client')), 'livekit-client.esm.mjs'),
-);
-
 export async function startMintProxy(options: MintProxyOptions = {}) {
   const visage = new VisageClient({ apiKey: options.apiKey, baseUrl: options.apiUrl });
   const avatarId =
@@ -41,7 +32,7 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
   /** Photo avatars this proxy made, by the picture's SHA-256: the same photo is built once. */
   const photoAvatars = new Map<string, string>();
 
-  const routes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
+  const routes: Record<string, JsonRoute> = {
     'POST /api/session': async (body) => {
       // The default avatar, or a photo avatar this proxy made (never an arbitrary id).
       const chosen = body.avatar_id === undefined ? avatarId : ownAvatar(body.avatar_id);
@@ -93,87 +84,28 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     return id;
   }
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((err: unknown) => {
-      const status = err instanceof HttpError ? err.status : errorStatus(err);
-      // The service's reason (e.g. no_face_found) is safe to show; the key is never in it.
-      const code = err instanceof VisageApiError ? err.code : undefined;
-      const message = err instanceof Error ? err.message : String(err);
-      send(res, status, 'application/json', JSON.stringify({ error: message, code }));
-    });
+  const server = await startPageServer({
+    page: readFileSync(new URL('./page.html', import.meta.url)),
+    routes,
+    bytesRoutes: {
+      // The picked photo, as the browser sent the file.
+      'POST /api/avatar': { maxBytes: MAX_PHOTO_BYTES, handle: makePhotoAvatar },
+    },
+    // The service's status and reason (e.g. no_face_found) are safe to show; the key never is.
+    errorStatus: (err) => (err instanceof VisageApiError ? err.status : 500),
+    errorFields: (err) => (err instanceof VisageApiError ? { code: err.code } : {}),
+    host: options.host,
+    port: options.port,
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (req.method === 'GET' && path === '/') return send(res, 200, 'text/html', page);
-    if (req.method === 'GET' && path === '/livekit-client.esm.mjs') {
-      return send(res, 200, 'text/javascript', livekitClient);
-    }
-    if (req.method === 'POST' && path === '/api/avatar') {
-      const avatar = await makePhotoAvatar(await readBody(req, MAX_PHOTO_BYTES));
-      return send(res, 200, 'application/json', JSON.stringify(avatar));
-    }
-    const route = routes[`${req.method} ${path}`];
-    if (!route) throw new HttpError(404, 'not found');
-    const result = await route(await readJson(req));
-    send(res, 200, 'application/json', JSON.stringify(result));
-  }
-
-  await new Promise<void>((resolve) =>
-    server.listen(options.port ?? 3000, options.host ?? '0.0.0.0', resolve),
-  );
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? 'localhost'}:${port}`,
+    url: server.url,
     sessions,
     photoAvatars,
     async close() {
       await Promise.all([...sessions].map((id) => visage.sessions.delete(id).catch(() => {})));
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     },
   };
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function errorStatus(err: unknown): number {
-  return err instanceof VisageApiError ? err.status : 500;
-}
-
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new HttpError(413, 'the photo is over 20 MiB');
-    chunks.push(chunk);
-  }
-  if (size === 0) throw new HttpError(400, 'no photo in the request');
-  return Buffer.concat(chunks);
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  let text = '';
-  for await (const chunk of req) text += chunk;
-  if (!text) return {};
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new HttpError(400, 'invalid JSON');
-  }
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer) {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-  res.end(body);
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {

@@ -10,13 +10,23 @@ import { readFileSync } from 'node:fs';
 /** A JSON route: gets the parsed body, returns what is sent back as JSON. */
 export type JsonRoute = (body: Record<string, unknown>) => Promise<unknown>;
 
+/** A route that takes the raw request body (a file, say), up to `maxBytes`; answers JSON. */
+export interface BytesRoute {
+  maxBytes: number;
+  handle(body: Buffer): Promise<unknown>;
+}
+
 export interface PageServerOptions {
   /** The page served at `/`. */
   page: Buffer | string;
   /** JSON routes by `METHOD /path`, e.g. `POST /api/session`. */
   routes: Record<string, JsonRoute>;
+  /** Routes that take the raw body, by `METHOD /path`. */
+  bytesRoutes?: Record<string, BytesRoute>;
   /** HTTP status of an error a route threw (default 500; HttpError carries its own). */
   errorStatus?: (err: unknown) => number;
+  /** More fields for an error's JSON answer (besides `error`, its message). */
+  errorFields?: (err: unknown) => Record<string, unknown>;
   host?: string;
   port?: number;
 }
@@ -47,7 +57,9 @@ export async function startPageServer(options: PageServerOptions): Promise<PageS
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : (options.errorStatus?.(err) ?? 500);
-      send(res, status, 'application/json', JSON.stringify({ error: String(err) }));
+      const error = err instanceof Error ? err.message : String(err);
+      const body = { error, ...options.errorFields?.(err) };
+      send(res, status, 'application/json', JSON.stringify(body));
     });
   });
 
@@ -56,6 +68,11 @@ export async function startPageServer(options: PageServerOptions): Promise<PageS
     if (req.method === 'GET' && path === '/') return send(res, 200, 'text/html', options.page);
     if (req.method === 'GET' && path === '/livekit-client.esm.mjs') {
       return send(res, 200, 'text/javascript', LIVEKIT_CLIENT);
+    }
+    const bytesRoute = options.bytesRoutes?.[`${req.method} ${path}`];
+    if (bytesRoute) {
+      const result = await bytesRoute.handle(await readBytes(req, bytesRoute.maxBytes));
+      return send(res, 200, 'application/json', JSON.stringify(result ?? {}));
     }
     const route = options.routes[`${req.method} ${path}`];
     if (!route) throw new HttpError(404, 'not found');
@@ -74,6 +91,18 @@ export async function startPageServer(options: PageServerOptions): Promise<PageS
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+async function readBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new HttpError(413, `the body is over ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  if (size === 0) throw new HttpError(400, 'the request has no body');
+  return Buffer.concat(chunks);
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -9,6 +9,7 @@ import {
 } from '../../api/index.js';
 import { AVATAR_CATALOGUE, findStockVoice } from '../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
+import { readMultipartBody } from '../http/multipartBody.js';
 import { honoPath } from '../http/honoPath.js';
 import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
 import type { ApiKeyRecord, AvatarRecord } from '../store/store.js';
@@ -172,16 +173,7 @@ async function readCreateRequest(c: Context<AppEnv>, deps: AppDeps): Promise<Cre
       'Send the portrait as multipart/form-data (part `image`, field `name`), or JSON `{ name, image_url }`.',
     );
   }
-  // Bounded before this reads it (bodyLimits.ts).
-  const raw = new Uint8Array(await c.req.raw.arrayBuffer());
-  let form: FormData;
-  try {
-    form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), {
-      headers: { 'content-type': contentType! },
-    }).formData();
-  } catch {
-    throw new ApiError('validation_failed', 'The multipart body could not be parsed.');
-  }
+  const form = await readMultipartBody(c.req.raw, contentType!);
   const fields: Record<string, string> = {};
   let image: Blob | undefined;
   for (const [name, value] of form.entries()) {

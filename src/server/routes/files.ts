@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../api/index.js';
 import { ApiError } from '../apiError.js';
+import { readMultipartBody } from '../http/multipartBody.js';
 import { hasIdFormat } from '../http/pathId.js';
 import { mediaType, parseWith } from '../http/validation.js';
 import { checkClipLength, contentTypeOf, decodeOrReject } from '../voiceClip.js';
@@ -19,15 +20,7 @@ export function mountFileRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
         'Upload the clip as multipart/form-data with a part named `file`.',
       );
     }
-    const raw = new Uint8Array(await c.req.raw.arrayBuffer());
-    let form: FormData;
-    try {
-      form = await new Response(new Blob([raw as Uint8Array<ArrayBuffer>]), {
-        headers: { 'content-type': contentType! },
-      }).formData();
-    } catch {
-      throw new ApiError('validation_failed', 'The multipart body could not be parsed.');
-    }
+    const form = await readMultipartBody(c.req.raw, contentType!);
     for (const name of form.keys()) {
       if (name !== 'file') {
         throw new ApiError('unknown_field', `Unknown part \`${name}\`: send only \`file\`.`, {
