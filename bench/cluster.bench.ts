@@ -27,6 +27,7 @@ const livekit = await startLivekitProcess({
   nodeIp: address,
   keys: livekitKeys,
   command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+  logLevel: 'warn',
   output: process.stderr,
 });
 const nodes: ServedNode[] = [];

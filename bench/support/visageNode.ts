@@ -48,6 +48,7 @@ const livekit = await startLivekitProcess({
   nodeIp: address,
   keys,
   command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+  logLevel: 'warn',
   // stdout is this process's answer channel to the bench.
   output: process.stderr,
 });

@@ -13,6 +13,8 @@ export interface LivekitProcessOptions {
   command?: string[];
   /** Where the child's other output (its log lines) goes. Default: this process's stdout. */
   output?: NodeJS.WritableStream;
+  /** The child's pino level (default $VISAGE_LOG_LEVEL, else info): the same as its parent's. */
+  logLevel?: string;
 }
 
 export interface LivekitProcess {
@@ -32,6 +34,7 @@ export async function startLivekitProcess(o: LivekitProcessOptions): Promise<Liv
   for (const [key, secret] of Object.entries(o.keys)) args.push('--keys', `${key}:${secret}`);
   if (o.host) args.push('--host', o.host);
   if (o.nodeIp) args.push('--node-ip', o.nodeIp);
+  args.push('--log-level', o.logLevel ?? process.env.VISAGE_LOG_LEVEL ?? 'info');
   // Its own process group: a terminal's Ctrl-C reaches only the parent, which ends its sessions
   // (`shutdown`) before it stops this server. The IPC channel makes the child exit if the parent
   // dies without stopping it.
