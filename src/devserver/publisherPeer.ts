@@ -64,7 +64,19 @@ export class PublisherPeer {
         }
       }
       await this.pc.setRemoteDescription({ type: 'offer', sdp });
-      const answer = await this.pc.createAnswer();
+      const answer = await this.pc.createAnswer().catch((err: unknown) => {
+        // What werift could not pair, for the log: the offer's sections and its transceivers.
+        this.log.warn(
+          {
+            offered: media.map((m) => `${m.mid}:${m.kind}:${m.direction}${m.rejected ? ':0' : ''}`),
+            transceivers: this.pc
+              .getTransceivers()
+              .map((t) => `${t.mid}:${t.kind}:${t.direction}/${t.currentDirection ?? '-'}`),
+          },
+          'publisher: no answer to the offer',
+        );
+        throw err;
+      });
       const local = await this.pc.setLocalDescription(answer);
       return acceptInactiveSections(local.toSdp().sdp, sdp);
     };
