@@ -39,7 +39,10 @@ export class PublisherPeer {
     this.pc.connectionStateChange.subscribe((state) => events.onStateChange(state));
     this.pc.ontrack = ({ track, transceiver }) => {
       const mid = transceiver.mid ?? '';
-      if (this.announcedMids.has(mid)) return;
+      if (this.announcedMids.has(mid)) {
+        this.log.debug({ mid, kind: track.kind }, 'publisher: track event for an announced mid');
+        return;
+      }
       this.announcedMids.add(mid);
       const offered = this.offered.find((m) => m.mid === mid);
       events.onTrack(track, transceiver, offered?.trackId ?? transceiver.receiver.remoteTrackId);
@@ -63,6 +66,11 @@ export class PublisherPeer {
           this.events.onMediaEnded(mid);
         }
       }
+      // werift recycles an "inactive" transceiver (any kind) for a section a later offer adds,
+      // dropping the section it stood for: "Transceiver with mid=N not found", and the new
+      // track never announced. The SDKs' pre-created recvonly sections are inactive here, so
+      // every transceiver this side has keeps its section (as if it had been used to send).
+      for (const t of this.pc.getTransceivers()) t.usedForSender = true;
       await this.pc.setRemoteDescription({ type: 'offer', sdp });
       const answer = await this.pc.createAnswer().catch((err: unknown) => {
         // What werift could not pair, for the log: the offer's sections and its transceivers.
@@ -78,6 +86,15 @@ export class PublisherPeer {
         throw err;
       });
       const local = await this.pc.setLocalDescription(answer);
+      this.log.debug(
+        {
+          offered: media.map((m) => `${m.mid}:${m.kind}:${m.direction}${m.rejected ? ':0' : ''}`),
+          transceivers: this.pc
+            .getTransceivers()
+            .map((t) => `${t.mid}:${t.kind}:${t.direction}/${t.currentDirection ?? '-'}`),
+        },
+        'publisher: answered an offer',
+      );
       return acceptInactiveSections(local.toSdp().sdp, sdp);
     };
     const result = this.queue.then(run);
