@@ -16,7 +16,7 @@ import { QUICK, recordFigures, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
-const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? (QUICK ? 30 : 200));
+const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? (QUICK ? 20 : 200));
 const WARM_UP = QUICK ? 5 : 20;
 
 const postgres = await startTestPostgres((line) => console.log(`[bench] ${line}`));

@@ -26,7 +26,7 @@ if (!address) {
   console.error('devserver bench: needs the network namespace (run `npm run bench` as root)');
   process.exit(1);
 }
-const SUBSCRIBER_COUNTS = [0, 1, 4, 16];
+const SUBSCRIBER_COUNTS = QUICK ? [0, 1, 16] : [0, 1, 4, 16];
 const SETTLE_MS = QUICK ? 1_000 : 2_000;
 const MEASURE_MS = QUICK ? 3_000 : 8_000;
 const JOIN_TIMEOUT_MS = 30_000;

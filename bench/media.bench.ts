@@ -233,7 +233,7 @@ interface Step {
 async function capacity(node: BenchNode): Promise<Step[]> {
   const { visage } = node;
   const steps: Step[] = [];
-  for (const n of (process.env.BENCH_SESSIONS ?? (QUICK ? '1,4,8' : '1,2,4,6,8,10,12,14,16'))
+  for (const n of (process.env.BENCH_SESSIONS ?? (QUICK ? '1,4' : '1,2,4,6,8,10,12,14,16'))
     .split(',')
     .map(Number)) {
     const open = [];
