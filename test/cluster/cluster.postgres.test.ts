@@ -104,6 +104,9 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
       keys: { [LIVEKIT_KEY.apiKey]: LIVEKIT_KEY.apiSecret },
       command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
       output: process.stderr,
+      // Its own warning (signalling open on the namespace address) and info lines stay out of
+      // the test summary.
+      logLevel: 'error',
     });
     await Promise.all(['node-a', 'node-b', 'node-c'].map(start));
     const store = await Store.openPostgres(databaseUrl);

@@ -242,30 +242,39 @@ export class LiveKitMediaSession implements MediaSession {
     );
     attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
     const local = this.room.localParticipant!;
-    const audio = await withTimeout(
-      local.publishTrack(
-        LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
-        new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: false, red: false }),
+    // Both tracks at once, so that they go out in one offer. Published one after the other, on a
+    // busy machine the video's renegotiation could be lost behind the audio's: the video then
+    // never reached the room (seen with the embedded server).
+    const [audio] = await Promise.all([
+      withTimeout(
+        local.publishTrack(
+          LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
+          new TrackPublishOptions({
+            source: TrackSource.SOURCE_MICROPHONE,
+            dtx: false,
+            red: false,
+          }),
+        ),
+        stageTimeoutMs,
+        'publishing the audio track timed out',
       ),
-      stageTimeoutMs,
-      'publishing the audio track timed out',
-    );
+      withTimeout(
+        local.publishTrack(
+          LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
+          new TrackPublishOptions({
+            source: TrackSource.SOURCE_CAMERA,
+            simulcast: false,
+            videoEncoding: {
+              maxBitrate: VIDEO_MAX_BITRATE,
+              maxFramerate: this.renderer.recommendedFps.active,
+            },
+          }),
+        ),
+        stageTimeoutMs,
+        'publishing the video track timed out',
+      ),
+    ]);
     this.audioTrackSid = audio.sid;
-    await withTimeout(
-      local.publishTrack(
-        LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
-        new TrackPublishOptions({
-          source: TrackSource.SOURCE_CAMERA,
-          simulcast: false,
-          videoEncoding: {
-            maxBitrate: VIDEO_MAX_BITRATE,
-            maxFramerate: this.renderer.recommendedFps.active,
-          },
-        }),
-      ),
-      stageTimeoutMs,
-      'publishing the video track timed out',
-    );
     const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
     this.video.start();
     await withTimeout(firstFrame, stageTimeoutMs, 'rendering the first frame timed out');
