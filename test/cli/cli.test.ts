@@ -166,7 +166,7 @@ describe('command-line errors', () => {
     });
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/needs LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET/);
-  }, 60_000);
+  }, 240_000);
 });
 
 describe('visage dev', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
 import { describeWebRtc } from '../../support/network.js';
+import { astronaut, multipartImage } from '../../support/portraits.js';
 import { rms } from '../session/avatarClient.js';
 import { startMediaStack, type JoinedSession, type MediaStack } from '../session/mediaStack.js';
 
@@ -62,6 +63,20 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
     await new Promise((r) => setTimeout(r, 2_000));
     expect(b.client.framesBetween(from + 500, b.client.now()).length / 1.5).toBeLessThan(12);
     for (const s of [a, b]) await call('DELETE', `/v1/sessions/${s.session_id}`);
+  }, 120_000);
+
+  it("runs a photo avatar's session in a worker, its build read from the API process's files", async () => {
+    const made = await stack.visage.call('POST', '/v1/avatars', {
+      body: multipartImage(astronaut(), { name: 'Worker face' }),
+    });
+    expect(made.status).toBe(201);
+    const { avatar_id } = (await made.json()) as { avatar_id: string };
+    const s = await stack.session(avatar_id);
+    expect(pool.pids).toContain(pool.workerPidOf(s.session_id));
+    await speakAndHear(s, 'Hello from a photo, in a worker.');
+    const from = s.client.now();
+    await s.client.waitFor(() => s.client.framesBetween(from, s.client.now()).length > 10, 10_000);
+    await call('DELETE', `/v1/sessions/${s.session_id}`);
   }, 120_000);
 
   it('a worker killed with SIGKILL ends its sessions (error, logged); the other worker and the API keep serving', async () => {
