@@ -238,24 +238,48 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     const other = others(id)[0]!;
     const calls: Promise<Response>[] = [];
     const expected: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      // Each follows the previous one closely: the speak's NOTIFY reaches the owner while it
-      // may still be reading the audio's row.
-      calls.push(
-        other.server.call('POST', `/v1/sessions/${id}/audio?text=a${i}`, {
-          auth: secret,
-          body: sineWav(0.2, 16_000) as Uint8Array<ArrayBuffer>,
-          headers: { 'content-type': 'audio/wav' },
-        }),
-      );
-      await new Promise((r) => setTimeout(r, 20));
-      calls.push(call(other, 'POST', `/v1/sessions/${id}/speak`, { text: `s${i}` }));
-      await new Promise((r) => setTimeout(r, 20));
-      expected.push(`audio:a${i}:16000`, `speak:s${i}`);
+    // The order calls reach the node that hands them over is their order; two HTTP requests
+    // 20 ms apart may be handled the other way round on a busy machine, so each call is sent
+    // once the previous one is stored (not answered: the owner may still be reading it).
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const stored = async (n: number) => {
+      for (const until = Date.now() + 20_000; Date.now() < until;) {
+        const r = await db.query(
+          'SELECT count(*)::int AS n FROM session_commands WHERE session_id = $1',
+          [id],
+        );
+        if ((r.rows[0] as { n: number }).n >= n) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      throw new Error(`command ${n} was not stored`);
+    };
+    try {
+      for (let i = 0; i < 6; i++) {
+        // Each follows the previous one closely: the speak's NOTIFY reaches the owner while it
+        // may still be reading the audio's row.
+        calls.push(
+          other.server.call('POST', `/v1/sessions/${id}/audio?text=a${i}`, {
+            auth: secret,
+            body: sineWav(0.2, 16_000) as Uint8Array<ArrayBuffer>,
+            headers: { 'content-type': 'audio/wav' },
+          }),
+        );
+        await stored(2 * i + 1);
+        calls.push(call(other, 'POST', `/v1/sessions/${id}/speak`, { text: `s${i}` }));
+        await stored(2 * i + 2);
+        expected.push(`audio:a${i}:16000`, `speak:s${i}`);
+      }
+    } finally {
+      await db.end();
     }
-    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(expected.map(() => 202));
-    expect(log).toEqual(expected);
-    await call(other, 'DELETE', `/v1/sessions/${id}`);
+    try {
+      expect((await Promise.all(calls)).map((r) => r.status)).toEqual(expected.map(() => 202));
+      expect(log).toEqual(expected);
+    } finally {
+      // Its slot is freed whatever happened: the next tests need the capacity.
+      await call(other, 'DELETE', `/v1/sessions/${id}`);
+    }
   });
 
   it('the node that runs a session decodes its audio and answers with its errors', async () => {
