@@ -32,8 +32,6 @@ export function rasterToI420(raster: Raster): I420Image {
   const { width: w, height: h, data: src } = raster;
   if (w % 2 !== 0 || h % 2 !== 0) throw new Error(`I420 sprites need even sizes, got ${w}x${h}`);
   const out = new Uint8Array(i420Size(w, h));
-  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
-  const cw = w >> 1;
   for (let j = 0; j < h; j++) {
     for (let i = 0; i < w; i++) {
       const k = (j * w + i) * 4;
@@ -42,24 +40,7 @@ export function rasterToI420(raster: Raster): I420Image {
       out[j * w + i] = lumaOf(src[k] as number, src[k + 1] as number, src[k + 2] as number, dither);
     }
   }
-  for (let j = 0; j < h >> 1; j++) {
-    for (let i = 0; i < cw; i++) {
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      for (const [di, dj] of CHROMA_TAPS) {
-        const k = (((j << 1) + dj) * w + (i << 1) + di) * 4;
-        r += src[k] as number;
-        g += src[k + 1] as number;
-        b += src[k + 2] as number;
-      }
-      r /= 4;
-      g /= 4;
-      b /= 4;
-      out[uOff + j * cw + i] = clampByte(-0.148 * r - 0.291 * g + 0.439 * b + 128);
-      out[vOff + j * cw + i] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
-    }
-  }
+  writeChroma(src, 4, w, h, out);
   return { width: w, height: h, data: out };
 }
 
@@ -70,21 +51,36 @@ export function rasterToI420(raster: Raster): I420Image {
 export function rgbToI420(rgb: Float32Array, w: number, h: number): Uint8Array {
   if (w % 2 !== 0 || h % 2 !== 0) throw new Error(`I420 sprites need even sizes, got ${w}x${h}`);
   const out = new Uint8Array(i420Size(w, h));
-  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
-  const cw = w >> 1;
   for (let k = 0, p = 0; p < w * h; p++, k += 3) {
     out[p] = lumaOf(rgb[k] as number, rgb[k + 1] as number, rgb[k + 2] as number, 0);
   }
+  writeChroma(rgb, 3, w, h, out);
+  return out;
+}
+
+/**
+ * The U and V planes of `out` from interleaved pixels (`channels` values each, R G B first):
+ * each chroma sample is the mean of its 2x2 block.
+ */
+function writeChroma(
+  px: ArrayLike<number>,
+  channels: number,
+  w: number,
+  h: number,
+  out: Uint8Array,
+): void {
+  const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
+  const cw = w >> 1;
   for (let j = 0; j < h >> 1; j++) {
     for (let i = 0; i < cw; i++) {
       let r = 0;
       let g = 0;
       let b = 0;
       for (const [di, dj] of CHROMA_TAPS) {
-        const k = (((j << 1) + dj) * w + (i << 1) + di) * 3;
-        r += rgb[k] as number;
-        g += rgb[k + 1] as number;
-        b += rgb[k + 2] as number;
+        const k = (((j << 1) + dj) * w + (i << 1) + di) * channels;
+        r += px[k] as number;
+        g += px[k + 1] as number;
+        b += px[k + 2] as number;
       }
       r /= 4;
       g /= 4;
@@ -93,7 +89,6 @@ export function rgbToI420(rgb: Float32Array, w: number, h: number): Uint8Array {
       out[vOff + j * cw + i] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
     }
   }
-  return out;
 }
 
 const CHROMA_TAPS: readonly (readonly [number, number])[] = [
