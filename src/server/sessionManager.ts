@@ -90,6 +90,12 @@ const ROOM_TIMEOUT_MARGIN_SECONDS = 60;
 const MAX_REMEMBERED_OWNERS = 10_000;
 /** How much longer than a start's own bound a node waits for another node to start a session. */
 const HANDOFF_MARGIN_MS = 5_000;
+/**
+ * After a media start overran its bound, the create still waits up to this share of the bound
+ * for that start to come up and be torn down before it answers 503: a client that retries at
+ * once with the same avatar identity must not find the abandoned avatar joining the room.
+ */
+const LATE_MEDIA_GRACE_SHARE = 0.5;
 
 export interface CreatedSession {
   record: SessionRecord;
@@ -301,14 +307,16 @@ export class SessionManager {
   ): Promise<MediaSession> {
     const { record } = session;
     const log = this.o.log.child({ session_id: record.id });
+    let leftover: Promise<void> | undefined;
     const closeLeftover = (media: MediaSession) => {
       log.warn('media came up after its session ended; stopping it');
-      void media.close().catch((err: unknown) => log.error({ err }, 'media teardown failed'));
+      leftover = media.close().catch((err: unknown) => log.error({ err }, 'media teardown failed'));
     };
     let media: MediaSession;
+    let starting: Promise<MediaSession> | undefined;
     try {
       media = await withinDeadline(
-        this.o.media.start(
+        (starting = this.o.media.start(
           {
             sessionId: record.id,
             avatarId: record.avatarId,
@@ -327,7 +335,7 @@ export class SessionManager {
             speakingChanged: () => this.touch(session),
             ended: (reason, detail) => this.mediaEnded(session, reason, detail),
           },
-        ),
+        )),
         this.o.limits.createStageTimeoutMs,
         'starting the avatar',
         closeLeftover,
@@ -335,6 +343,10 @@ export class SessionManager {
     } catch (err) {
       log.error({ err }, 'media could not start; ending the session');
       await this.end(session, 'error');
+      if (err instanceof StageTimeoutError && starting) {
+        const graceMs = this.o.limits.createStageTimeoutMs * LATE_MEDIA_GRACE_SHARE;
+        await settleLateMedia(starting, () => leftover, graceMs, log);
+      }
       if (session.record.callerLiveKit && err instanceof MediaJoinRefusedError) {
         throw new ApiError(
           'invalid_livekit_token',
@@ -791,4 +803,27 @@ function refusalError(r: CapacityRefusal): ApiError {
         { headers },
       )
     : new ApiError('platform_busy', 'The platform is at capacity; retry shortly.', { headers });
+}
+
+/**
+ * Waits, at most `graceMs`, for a media start that overran its bound to come up and be torn down
+ * (`teardown`, set by the deadline's late handler), or to fail. Past the grace the create answers
+ * anyway; the late handler still stops the media whenever it comes up.
+ */
+async function settleLateMedia(
+  starting: Promise<MediaSession>,
+  teardown: () => Promise<void> | undefined,
+  graceMs: number,
+  log: Logger,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    starting.then(
+      () => teardown(),
+      () => undefined,
+    ).then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
+  ]);
+  clearTimeout(timer);
+  if (!settled) log.warn({ grace_ms: graceMs }, 'the late media start has not settled; answering');
 }

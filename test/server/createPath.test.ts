@@ -127,6 +127,19 @@ describe('a create whose media never comes up', () => {
   });
 });
 
+describe('a create whose media comes up just too late', () => {
+  it('answers 503 only once that media is stopped, so a retry does not meet it in the room', async () => {
+    const media = new DetachedMediaCore({
+      // Past the 1 s bound, within the half-bound grace the create still waits.
+      beforeStart: () => new Promise((r) => setTimeout(r, 1_200)),
+    });
+    const s = await start(media, { limits: { createStageTimeoutMs: 1_000 } });
+    const res = await create(s);
+    expect(res.status).toBe(503);
+    expect(media.running().size).toBe(0);
+  });
+});
+
 describe('driving calls sent while the session is being created', () => {
   it('wait for the creation instead of answering session_ended', async () => {
     const { media, gate } = gatedMedia('until-released');
