@@ -818,10 +818,12 @@ async function settleLateMedia(
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const settled = await Promise.race([
-    starting.then(
-      () => teardown(),
-      () => undefined,
-    ).then(() => true),
+    starting
+      .then(
+        () => teardown(),
+        () => undefined,
+      )
+      .then(() => true),
     new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs))),
   ]);
   clearTimeout(timer);
