@@ -35,7 +35,17 @@ export interface WorkerPoolOptions {
   assets?: MediaAssets;
   /** First delay before a worker that died is started again (doubles while starts fail). */
   restartDelayMs?: number;
+  /**
+   * Sessions a worker runs before a fresh process replaces it (it finishes the sessions it has,
+   * then exits). rtc-node keeps native memory for every room it has been in (livekit/node-sdks
+   * #514, about 0.2 to 0.4 MB a room here), so only a new process gives it back. Default
+   * $VISAGE_WORKER_MAX_SESSIONS, else 100; 0 never replaces them.
+   */
+  maxSessionsPerWorker?: number;
 }
+
+/** Sessions a worker runs before it is replaced, unless told otherwise (see above). */
+export const DEFAULT_MAX_SESSIONS_PER_WORKER = 100;
 
 /** Longest pause between attempts to bring back a worker whose starts keep failing. */
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -55,9 +65,17 @@ export class WorkerPoolMediaCore implements MediaCore {
   private readonly sessions = new Map<string, RemoteMediaSession>();
   private closing = false;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** Sessions each worker has been given so far. */
+  private readonly served = new Map<MediaWorkerProcess, number>();
+  /** Workers a fresh process has replaced: they finish their sessions, then exit. */
+  private readonly retiring = new Set<MediaWorkerProcess>();
+  /** Slots whose replacement process is starting. */
+  private readonly replacing = new Set<number>();
+  private readonly maxSessionsPerWorker: number;
 
   private constructor(private readonly o: WorkerPoolOptions) {
     this.workers = Array.from({ length: o.workers }, () => undefined);
+    this.maxSessionsPerWorker = o.maxSessionsPerWorker ?? maxSessionsFromEnv();
   }
 
   /** Starts every worker at once and resolves when all are ready. */
@@ -111,9 +129,9 @@ export class WorkerPoolMediaCore implements MediaCore {
     return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }
 
-  /** Each running worker's memory (see WorkerMemory). */
+  /** Each running worker's memory (see WorkerMemory), those finishing their last sessions too. */
   async memory(): Promise<WorkerMemory[]> {
-    const running = this.workers.filter((w) => w?.alive);
+    const running = [...this.workers, ...this.retiring].filter((w) => w?.alive);
     const answers = await Promise.allSettled(
       running.map((w) => w!.peer.request<WorkerMemory>('memory')),
     );
@@ -130,12 +148,15 @@ export class WorkerPoolMediaCore implements MediaCore {
     if (!worker) throw new MediaUnavailableError('no media worker is running');
     const session = new RemoteMediaSession(spec.sessionId, worker, observer, (s) => {
       if (this.sessions.get(spec.sessionId) === s) this.sessions.delete(spec.sessionId);
+      this.exitIfDrained(worker);
     });
     this.sessions.set(spec.sessionId, session);
+    this.countSession(worker);
     try {
       await worker.peer.request('start', { spec } satisfies StartRequest);
     } catch (err) {
       this.sessions.delete(spec.sessionId);
+      this.exitIfDrained(worker);
       throw startError(err, worker.index);
     }
     return session;
@@ -148,7 +169,33 @@ export class WorkerPoolMediaCore implements MediaCore {
   async close(): Promise<void> {
     this.closing = true;
     for (const timer of this.restartTimers) clearTimeout(timer);
-    await Promise.all(this.workers.map((w) => w?.shutdown(SHUTDOWN_MS)));
+    await Promise.all([...this.workers, ...this.retiring].map((w) => w?.shutdown(SHUTDOWN_MS)));
+  }
+
+  /** Counts a session given to `worker`; at the limit, a fresh process is started to replace it. */
+  private countSession(worker: MediaWorkerProcess): void {
+    const served = (this.served.get(worker) ?? 0) + 1;
+    this.served.set(worker, served);
+    const limit = this.maxSessionsPerWorker;
+    if (limit === 0 || served < limit || this.replacing.has(worker.index) || this.closing) return;
+    this.replacing.add(worker.index);
+    this.o.log.info(
+      { worker: worker.index, worker_pid: worker.pid, sessions_served: served },
+      'media worker served its share of sessions; starting a fresh process to replace it',
+    );
+    // Until the replacement is ready the old process keeps taking sessions.
+    this.startWorker(worker.index)
+      .catch((err: unknown) =>
+        this.o.log.error({ err, worker: worker.index }, 'replacing a media worker failed'),
+      )
+      .finally(() => this.replacing.delete(worker.index));
+  }
+
+  /** A replaced worker exits once its last session is closed. */
+  private exitIfDrained(worker: MediaWorkerProcess): void {
+    if (!this.retiring.has(worker)) return;
+    for (const s of this.sessions.values()) if (s.worker === worker) return;
+    void worker.shutdown(SHUTDOWN_MS);
   }
 
   private leastLoaded(): MediaWorkerProcess | undefined {
@@ -191,8 +238,17 @@ export class WorkerPoolMediaCore implements MediaCore {
     worker.peer.on('ended', ({ sessionId, reason, detail }: EndedEvent) =>
       this.sessionOn(worker, sessionId)?.ended(reason, detail),
     );
+    const replaced = this.workers[index];
     this.workers[index] = worker;
     void worker.exited.then((exit) => this.workerExited(worker, exit));
+    if (replaced?.alive) {
+      this.retiring.add(replaced);
+      this.o.log.info(
+        { worker: index, worker_pid: worker.pid, replaced_pid: replaced.pid },
+        'fresh media worker ready; the one it replaces exits after its last session',
+      );
+      this.exitIfDrained(replaced);
+    }
   }
 
   private sessionOn(worker: MediaWorkerProcess, sessionId: string) {
@@ -202,9 +258,18 @@ export class WorkerPoolMediaCore implements MediaCore {
 
   private workerExited(worker: MediaWorkerProcess, exit: WorkerExit): void {
     if (this.workers[worker.index] === worker) this.workers[worker.index] = undefined;
+    this.served.delete(worker);
+    const retired = this.retiring.delete(worker);
     if (this.closing) return;
     const lost = [...this.sessions.values()].filter((s) => s.worker === worker);
     const how = exit.signal ?? `code ${exit.code}`;
+    if (retired && lost.length === 0) {
+      this.o.log.info(
+        { worker: worker.index, worker_pid: worker.pid },
+        'replaced media worker exited',
+      );
+      return;
+    }
     this.o.log.error(
       {
         worker: worker.index,
@@ -212,13 +277,16 @@ export class WorkerPoolMediaCore implements MediaCore {
         exit: how,
         sessions: lost.map((s) => s.sessionId),
       },
-      'media worker exited; its sessions end (error) and it is started again',
+      retired
+        ? 'replaced media worker exited before its last session; those sessions end (error)'
+        : 'media worker exited; its sessions end (error) and it is started again',
     );
     for (const s of lost) {
       this.sessions.delete(s.sessionId);
       s.ended('error', `its media worker process exited (${how})`);
     }
-    this.scheduleRestart(worker.index, this.o.restartDelayMs ?? 1_000);
+    // A replaced worker's slot already has its successor.
+    if (!retired) this.scheduleRestart(worker.index, this.o.restartDelayMs ?? 1_000);
   }
 
   private scheduleRestart(index: number, delayMs: number): void {
@@ -248,4 +316,14 @@ function startError(err: unknown, worker: number): Error {
     return new MediaUnavailableError(`media worker ${worker} exited while starting the session`);
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+function maxSessionsFromEnv(): number {
+  const raw = process.env.VISAGE_WORKER_MAX_SESSIONS;
+  if (raw === undefined || raw === '') return DEFAULT_MAX_SESSIONS_PER_WORKER;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`VISAGE_WORKER_MAX_SESSIONS must be a whole number ≥ 0 (got '${raw}')`);
+  }
+  return n;
 }

@@ -61,6 +61,8 @@ export async function startMediaStack(
     wrapMedia?: (core: MediaCore) => MediaCore;
     /** Runs the media in this many worker processes instead of in this process. */
     workers?: number;
+    /** With workers: sessions a worker runs before a fresh process replaces it. */
+    maxSessionsPerWorker?: number;
   } = {},
 ): Promise<MediaStack> {
   const logs: Record<string, unknown>[] = [];
@@ -87,6 +89,7 @@ export async function startMediaStack(
         workers: options.workers,
         agentAbsenceMs: options.agentAbsenceMs,
         restartDelayMs: 200,
+        maxSessionsPerWorker: options.maxSessionsPerWorker,
         assets,
       })
     : await LiveKitMediaCore.create({

@@ -115,3 +115,60 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
     for (const s of [survivor, fresh]) await call('DELETE', `/v1/sessions/${s.session_id}`);
   }, 180_000);
 });
+
+describeWebRtc('media workers replaced after their share of sessions', (address) => {
+  let stack: MediaStack;
+  let pool: WorkerPoolMediaCore;
+
+  beforeAll(async () => {
+    stack = await startMediaStack(address, { workers: 1, maxSessionsPerWorker: 2 });
+    pool = stack.media as WorkerPoolMediaCore;
+  }, 120_000);
+  afterAll(() => stack?.close());
+
+  const call = (method: string, path: string) => stack.visage.call(method, path);
+  const status = async (id: string) =>
+    ((await (await call('GET', `/v1/sessions/${id}`)).json()) as { status: string }).status;
+
+  it('a fresh process takes new sessions; the old one finishes its own, then exits', async () => {
+    const [first] = pool.pids;
+    const a = await stack.session(AVATAR);
+    const b = await stack.session(AVATAR);
+    expect(pool.workerPidOf(b.session_id)).toBe(first);
+    // The second session was the first worker's share: a replacement starts.
+    await expect.poll(() => pool.pids[0], { timeout: 60_000, interval: 250 }).not.toBe(first);
+    const fresh = pool.pids[0]!;
+    const c = await stack.session(AVATAR);
+    expect(pool.workerPidOf(c.session_id)).toBe(fresh);
+
+    // The old process still runs the sessions it had: they keep their video and their state.
+    const from = a.client.now();
+    await a.client.waitFor(
+      () => a.client.framesBetween(from, a.client.now()).length > 10,
+      15_000,
+      'frames from the replaced worker',
+    );
+    expect(isRunning(first!)).toBe(true);
+    expect(await status(a.session_id)).toBe('active');
+
+    // Once its last session is closed it exits, without an error and without ending others.
+    await call('DELETE', `/v1/sessions/${a.session_id}`);
+    expect(isRunning(first!)).toBe(true);
+    await call('DELETE', `/v1/sessions/${b.session_id}`);
+    await expect.poll(() => isRunning(first!), { timeout: 15_000, interval: 200 }).toBe(false);
+    expect(stack.logs.some((l) => l.msg === 'replaced media worker exited')).toBe(true);
+    expect(stack.logs.some((l) => String(l.msg).startsWith('media worker exited'))).toBe(false);
+    expect(await status(c.session_id)).toBe('active');
+    expect(pool.pids).toEqual([fresh]);
+    await call('DELETE', `/v1/sessions/${c.session_id}`);
+  }, 180_000);
+});
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
