@@ -86,12 +86,6 @@ function cpuMsOf(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** Resident memory (bytes) of another process, from /proc (VmRSS). */
-function rssBytesOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
-}
-
 // Event-loop utilisation since the previous "cpu" line: how busy the JS thread is.
 let eluMark = performance.eventLoopUtilization();
 for await (const line of createInterface({ input: process.stdin })) {
@@ -117,8 +111,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     const pool = media instanceof WorkerPoolMediaCore ? await media.memory() : [];
     const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
     const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
+    const lk = await livekit.memory();
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: rssBytesOf(livekit.pid) })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lk.rss, livekitHeap: lk.heapUsed })}\n`,
     );
   } else if (line.startsWith('marks ')) {
     process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);

@@ -20,6 +20,8 @@ export interface LivekitProcessOptions {
 export interface LivekitProcess {
   url: string;
   pid: number;
+  /** The child's resident set and V8 heap (after a full collection when it exposes gc). */
+  memory(): Promise<{ rss: number; heapUsed: number }>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,21 @@ export async function startLivekitProcess(o: LivekitProcessOptions): Promise<Liv
   return {
     url,
     pid: child.pid!,
+    memory: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          child.off('message', onMessage);
+          reject(new Error('visage livekit did not report its memory'));
+        }, 10_000);
+        const onMessage = (m: { type?: string; rss: number; heapUsed: number }) => {
+          if (m.type !== 'memory') return;
+          clearTimeout(timer);
+          child.off('message', onMessage);
+          resolve({ rss: m.rss, heapUsed: m.heapUsed });
+        };
+        child.on('message', onMessage);
+        child.send({ type: 'memory' });
+      }),
     close: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -76,6 +76,14 @@ export async function runLivekitCommand(argv: string[]): Promise<number> {
     console.log(`No --keys given: this run accepts API key ${key} with secret ${secret}`);
   }
 
+  // Run as a child with an IPC channel: its parent may ask for its memory (the churn bench),
+  // after a full collection when the process runs with --expose-gc.
+  process.on('message', (message: unknown) => {
+    if ((message as { type?: unknown } | null)?.type !== 'memory') return;
+    (globalThis as { gc?: () => void }).gc?.();
+    const { rss, heapUsed } = process.memoryUsage();
+    process.send?.({ type: 'memory', rss, heapUsed });
+  });
   const signal = await new Promise<NodeJS.Signals | 'parent exited'>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VisageClient } from '../../src/client/index.js';
 import { markerFrame } from '../../src/plugin/markerFrame.js';
 import { SessionCommandQueue } from '../../src/plugin/sessionCommandQueue.js';
@@ -6,6 +6,17 @@ import { VisageSpeechOutput } from '../../src/plugin/visageSpeechOutput.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { MILO } from './pluginHarness.js';
 import './agentHarness.js';
+
+// The plugin's log lines, to check what it says about replies nobody hears (and how often).
+const logged = vi.hoisted(() => [] as { level: number; msg: string }[]);
+vi.mock('../../src/plugin/log.js', async () => {
+  const { pino } = await import('pino');
+  const logger = pino(
+    { level: 'debug' },
+    { write: (line: string) => logged.push(JSON.parse(line)) },
+  );
+  return { pluginLog: () => logger };
+});
 
 let server: TestServer;
 let client: VisageClient;
@@ -34,5 +45,10 @@ describe('text-mode speech output after the service ended the session', () => {
       expect(event.playbackPosition).toBe(0);
     }
     expect(queue.ended).toBe(true);
+    // Why is said once, however many replies are lost.
+    const notPlayed = logged.filter((l) => l.msg.includes('replies are not played'));
+    expect(notPlayed).toHaveLength(1);
+    expect(notPlayed[0]!.level).toBe(40);
+    expect(logged.filter((l) => l.msg.includes('will not speak any more'))).toHaveLength(1);
   });
 });
