@@ -120,6 +120,8 @@ export class SessionManager {
   private readonly owners = new Map<string, { keyId: string; nodeId: string }>();
   private reconcileTimer: NodeJS.Timeout | undefined;
   private shuttingDown = false;
+  /** Sessions whose end is being carried out (their media is being closed). */
+  private readonly ending = new Set<string>();
   /** Sessions that ended while the database was unreachable: their end is recorded later. */
   private readonly unrecordedEnds = new Map<string, EndReason>();
 
@@ -526,7 +528,8 @@ export class SessionManager {
       await this.end(s, 'error');
     }
     for (const [id, media] of running) {
-      if (live.has(id)) continue;
+      // A session being ended is closing its media already.
+      if (live.has(id) || this.ending.has(id)) continue;
       this.o.log.warn({ session_id: id }, 'reconciliation: stopping media of a session not live');
       await media.close().catch((err: unknown) => {
         this.o.log.error({ err, session_id: id }, 'media teardown failed');
@@ -756,6 +759,7 @@ export class SessionManager {
     clearTimeout(s.idleTimer);
     clearTimeout(s.maxTimer);
     this.live.delete(s.record.id);
+    this.ending.add(s.record.id);
     // Free the slot first: the caller may create a new session the moment we answer.
     const ended = await this.o.store.endSession(s.record.id, reason).catch((err: unknown) => {
       this.o.log.error({ err, session_id: s.record.id }, 'could not mark the session ended');
@@ -767,9 +771,13 @@ export class SessionManager {
     // Not ended by this call: the store had ended it already (revocation, another process).
     const log = { session_id: s.record.id, end_reason: reason, already_ended: !ended };
     this.o.log.info(log, 'session ended');
-    await s.media?.close().catch((err: unknown) => {
+    try {
+      await s.media?.close();
+    } catch (err) {
       this.o.log.error({ err, session_id: s.record.id }, 'media teardown failed');
-    });
+    } finally {
+      this.ending.delete(s.record.id);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { MediaSessionSpec } from '../../src/media/mediaCore.js';
+import { testLogger } from '../support/testLog.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './testServer.js';
 
@@ -94,6 +95,24 @@ describe('reconciliation', () => {
     await s.store.endSession(session_id, 'deleted');
     await until(() => media.running().size === 0, 'the ended session to be stopped');
     expect(await sessionRow(s, session_id)).toMatchObject({ end_reason: 'deleted' });
+  });
+});
+
+describe('reconciliation beside a slow teardown', () => {
+  it('leaves alone the media of a session being ended (no false leak)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const media = new DetachedMediaCore({
+      beforeClose: () => new Promise((r) => setTimeout(r, 1_000)),
+    });
+    server = await startTestServer({
+      limits: { reconcileIntervalMs: 100 },
+      start: { media, log: testLogger((l) => lines.push(l)) },
+    });
+    const res = await create(server);
+    const { session_id } = (await res.json()) as { session_id: string };
+    expect((await server.call('DELETE', `/v1/sessions/${session_id}`)).status).toBe(204);
+    await until(() => media.running().size === 0, 'the teardown to finish');
+    expect(lines.filter((l) => String(l.msg).startsWith('reconciliation'))).toEqual([]);
   });
 });
 

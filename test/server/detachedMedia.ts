@@ -6,6 +6,8 @@ export interface DetachedMediaOptions {
    * hang (one that never settles). The session counts as running from the start call on.
    */
   beforeStart?: (spec: MediaSessionSpec) => Promise<void>;
+  /** Runs before a close completes (a slow teardown); the session runs until it is over. */
+  beforeClose?: () => Promise<void>;
 }
 
 /**
@@ -27,6 +29,7 @@ export class DetachedMediaCore implements MediaCore {
       interrupt: () => ({ interrupted: false, droppedUtterances: 0 }),
       setWaiting: () => undefined,
       close: async () => {
+        await this.options.beforeClose?.();
         if (this.sessions.get(spec.sessionId) === session) this.sessions.delete(spec.sessionId);
       },
     };
