@@ -66,6 +66,7 @@ const memory = async () => {
     workersHeap: number;
     livekitRss: number;
     livekitHeap: number;
+    livekitHeapTotal: number;
   };
 };
 const avatars = AVATAR_CATALOGUE.map((a) => a.avatarId);
@@ -98,7 +99,7 @@ console.log(
     `(MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? 'unset'})`,
 );
 console.log(
-  'sessions | Visage RSS MB | heap MB | workers RSS MB | workers heap MB | LiveKit RSS MB | LiveKit heap MB | s/100',
+  'sessions | Visage RSS MB | heap MB | workers RSS MB | workers heap MB | LiveKit RSS MB | LiveKit heap MB (of) | s/100',
 );
 let done = 0;
 let failed = 0;
@@ -111,7 +112,7 @@ const sample = async () => {
   const per100 = ((performance.now() - lapStart) / 1000 / SAMPLE_EVERY) * 100;
   lapStart = performance.now();
   console.log(
-    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.workersHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${mb(last.livekitHeap).padStart(15)} | ${per100.toFixed(0)}`,
+    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.workersHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${`${mb(last.livekitHeap)} (${mb(last.livekitHeapTotal)})`.padStart(20)} | ${per100.toFixed(0)}`,
   );
   if (done === WARMUP) reference = last;
 };

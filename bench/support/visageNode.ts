@@ -113,7 +113,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
     const lk = await livekit.memory();
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lk.rss, livekitHeap: lk.heapUsed })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lk.rss, livekitHeap: lk.heapUsed, livekitHeapTotal: lk.heapTotal })}\n`,
     );
   } else if (line.startsWith('marks ')) {
     process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);

@@ -17,11 +17,19 @@ export interface LivekitProcessOptions {
   logLevel?: string;
 }
 
+/** A process's memory as `process.memoryUsage()` gives it (bytes). */
+export interface ProcessMemory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
 export interface LivekitProcess {
   url: string;
   pid: number;
   /** The child's resident set and V8 heap (after a full collection when it exposes gc). */
-  memory(): Promise<{ rss: number; heapUsed: number }>;
+  memory(): Promise<ProcessMemory>;
   close(): Promise<void>;
 }
 
@@ -65,11 +73,11 @@ export async function startLivekitProcess(o: LivekitProcessOptions): Promise<Liv
           child.off('message', onMessage);
           reject(new Error('visage livekit did not report its memory'));
         }, 10_000);
-        const onMessage = (m: { type?: string; rss: number; heapUsed: number }) => {
-          if (m.type !== 'memory') return;
+        const onMessage = ({ type, ...memory }: { type?: string } & ProcessMemory) => {
+          if (type !== 'memory') return;
           clearTimeout(timer);
           child.off('message', onMessage);
-          resolve({ rss: m.rss, heapUsed: m.heapUsed });
+          resolve(memory);
         };
         child.on('message', onMessage);
         child.send({ type: 'memory' });

@@ -81,8 +81,8 @@ export async function runLivekitCommand(argv: string[]): Promise<number> {
   process.on('message', (message: unknown) => {
     if ((message as { type?: unknown } | null)?.type !== 'memory') return;
     (globalThis as { gc?: () => void }).gc?.();
-    const { rss, heapUsed } = process.memoryUsage();
-    process.send?.({ type: 'memory', rss, heapUsed });
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+    process.send?.({ type: 'memory', rss, heapUsed, heapTotal, external });
   });
   const signal = await new Promise<NodeJS.Signals | 'parent exited'>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
