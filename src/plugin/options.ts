@@ -43,6 +43,8 @@ export interface AvatarSessionOptions {
   /**
    * Request timeout (`timeoutMs`) and retries of unanswered requests and 5xx when creating the
    * session (`maxRetry`, `retryIntervalMs`). Default: the framework's (3 retries, 2 s, 10 s).
+   * The create itself is waited for at least 90 s: a create given up early still completes on
+   * the service, and its retry would start a second avatar with the same identity.
    */
   connOptions?: APIConnectOptions;
   /**

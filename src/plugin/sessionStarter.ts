@@ -13,6 +13,14 @@ import { pluginLog } from './log.js';
 /** Retry-After to assume when a 429 carries none (the specification's fallback). */
 const FALLBACK_RETRY_AFTER_SECONDS = 5;
 const CAPACITY_CODES = new Set(['concurrency_cap', 'platform_busy', 'too_many_requests']);
+/**
+ * How long a create is waited for, at least. A create is not safe to repeat: given up early
+ * (the framework's default request timeout is 10 s) it still completes on the service, and the
+ * retry made a second session whose avatar took the same identity in the same room. The service
+ * answers every create within its stage bounds (30 s to save, 30 s plus 15 s to start the
+ * avatar by default), so the plugin waits that long before it calls a create unanswered.
+ */
+export const CREATE_ANSWER_TIMEOUT_MS = 90_000;
 
 export interface StartRetryPolicy {
   /** Total time a refused creation (429) may keep being retried after its Retry-After. */
@@ -25,7 +33,8 @@ export interface StartRetryPolicy {
 /**
  * Creates a Visage session. A `429` is retried after its Retry-After as long as the total wait
  * stays within `maxCapacityWaitSeconds`, then raised as a {@link VisageCapacityError} that
- * states the key's cap. Connection failures and 5xx are retried `connOptions.maxRetry` times.
+ * states the key's cap. Connection failures and 5xx are retried `connOptions.maxRetry` times;
+ * an unanswered create only after {@link CREATE_ANSWER_TIMEOUT_MS} (or `connOptions.timeoutMs`).
  * Anything else (a bad key, an unknown avatar or voice) is raised at once, typed by the client.
  */
 export async function createSessionWithRetry(
@@ -40,7 +49,10 @@ export async function createSessionWithRetry(
     policy.signal?.throwIfAborted();
     attempts++;
     try {
-      return await client.sessions.create(request, { signal: policy.signal });
+      return await client.sessions.create(request, {
+        signal: policy.signal,
+        timeoutMs: Math.max(policy.connOptions.timeoutMs, CREATE_ANSWER_TIMEOUT_MS),
+      });
     } catch (err) {
       policy.signal?.throwIfAborted();
       if (err instanceof VisageRateLimitError && CAPACITY_CODES.has(err.code)) {
