@@ -45,6 +45,11 @@ export function announceTrack(
     });
     participant.pendingTracks.set(request.cid, info);
   }
+  // With the offer that should follow, this tells a lost AddTrackRequest from a lost offer.
+  participant.log.debug(
+    { cid: request.cid, track: info.sid, source: request.source },
+    'track announced',
+  );
   return new TrackPublishedResponse({ cid: request.cid, track: info });
 }
 

@@ -396,10 +396,13 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       if (cutAt !== undefined) expect(Date.now() - cutAt, `turn ${i}`).toBeLessThan(4_900);
       await until(() => s.session.agentState !== 'speaking', 2_000, `turn ${i} not speaking`);
     }
-    // Nothing keeps talking once the conversation is over.
+    // Nothing keeps talking once the conversation is over: the avatar goes quiet (what it
+    // already sent may still be on its way on a loaded machine) and stays quiet.
     await until(() => s.session.agentState === 'listening', 3_000, 'listening');
-    await sleep(800);
-    expect(f.rmsBetween(f.now() - 400, f.now())).toBeLessThan(SILENCE_RMS);
+    await until(() => f.rmsBetween(f.now() - 400, f.now()) < SILENCE_RMS, 10_000, 'silence');
+    const quietFrom = f.now();
+    await sleep(1_500);
+    expect(f.rmsBetween(quietFrom, f.now())).toBeLessThan(SILENCE_RMS);
     const messages = s.assistantMessages();
     for (const m of messages) {
       const text = m.textContent ?? '';

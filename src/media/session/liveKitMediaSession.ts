@@ -65,6 +65,8 @@ const VIDEO_MAX_BITRATE = 1_200_000n;
  * audio brings them together.
  */
 const AUDIO_PATH_LATENCY_MS = 50;
+/** How long leaving the room (disconnect, sources closed) may take before close() moves on. */
+const LEAVE_TIMEOUT_MS = 5_000;
 
 /**
  * One avatar in one LiveKit room: joins as the session's `agent_identity`, publishes a 512x512
@@ -131,7 +133,9 @@ export class LiveKitMediaSession implements MediaSession {
     }
     if (session.closing) {
       // Closed while joining: the join may have completed after close() disconnected.
-      await session.room.disconnect().catch(() => undefined);
+      await withTimeout(session.room.disconnect(), LEAVE_TIMEOUT_MS, 'leaving').catch(
+        () => undefined,
+      );
       throw new MediaUnavailableError('the session was closed while it was starting');
     }
     return session;
@@ -169,9 +173,20 @@ export class LiveKitMediaSession implements MediaSession {
     this.o.speech.close();
     // Let the last lk.chat final out before leaving (bounded: never hang on a dead room).
     await Promise.race([this.chat.flushed(), sleep(500)]);
-    await this.room.disconnect().catch(() => undefined);
-    await this.audioSource.close().catch(() => undefined);
-    await this.videoSource.close().catch(() => undefined);
+    // Bounded: under load rtc-node's disconnect was seen to never return for a connection whose
+    // track publication had stalled, and a close that never ends holds its create (and the
+    // create's 503) for good. Past the bound the server drops the avatar on its own.
+    await withTimeout(
+      (async () => {
+        await this.room.disconnect().catch(() => undefined);
+        await this.audioSource.close().catch(() => undefined);
+        await this.videoSource.close().catch(() => undefined);
+      })(),
+      LEAVE_TIMEOUT_MS,
+      `leaving the room took longer than ${LEAVE_TIMEOUT_MS / 1000} s`,
+    ).catch((err: unknown) =>
+      this.o.log.warn({ err }, 'the avatar did not leave the room cleanly; moving on'),
+    );
     const { livekit } = this.o.spec;
     if (this.o.spec.ownsRoom && !('token' in livekit)) {
       // The room was made for this session alone; without this it would wait out its timeout.
