@@ -260,7 +260,7 @@ export class LiveKitMediaSession implements MediaSession {
     // Both tracks at once, so that they go out in one offer. Published one after the other, on a
     // busy machine the video's renegotiation could be lost behind the audio's: the video then
     // never reached the room (seen with the embedded server).
-    const [audio] = await Promise.all([
+    const publishAudio = () =>
       withTimeout(
         local.publishTrack(
           LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
@@ -272,7 +272,8 @@ export class LiveKitMediaSession implements MediaSession {
         ),
         stageTimeoutMs,
         'publishing the audio track timed out',
-      ),
+      );
+    const publishVideo = () =>
       withTimeout(
         local.publishTrack(
           LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
@@ -287,8 +288,27 @@ export class LiveKitMediaSession implements MediaSession {
         ),
         stageTimeoutMs,
         'publishing the video track timed out',
-      ),
-    ]);
+      );
+    let [audio, video] = await Promise.all([publishAudio(), publishVideo()]);
+    if (!('token' in spec.livekit)) {
+      // rtc-node resolves a publication once the server announced the track, before the track
+      // is negotiated; under load it was seen to never send the offer for the second track (the
+      // server got audio only, no error anywhere). Visage holds the server's credentials here, so
+      // it asks the server which tracks it really receives and publishes a missing one again.
+      const server = this.roomService(spec.livekit);
+      const missing = await tracksNotReceived(server, spec, [audio.sid!, video.sid!]);
+      if (missing.length > 0) {
+        log.warn({ missing }, 'the server never received a published track; publishing it again');
+        for (const sid of missing) {
+          await local.unpublishTrack(sid, false).catch(() => undefined);
+          if (sid === audio.sid) audio = await publishAudio();
+          else video = await publishVideo();
+        }
+        const still = await tracksNotReceived(server, spec, [audio.sid!, video.sid!]);
+        if (still.length > 0)
+          throw new Error(`the server never received tracks ${still.join(', ')}`);
+      }
+    }
     this.audioTrackSid = audio.sid;
     const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
     this.video.start();
@@ -330,6 +350,34 @@ export class LiveKitMediaSession implements MediaSession {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+/** How long the server may take to negotiate a published track before it is published again. */
+const TRACK_ARRIVAL_MS = 5_000;
+
+/**
+ * The tracks among `sids` that the server still does not list for the avatar after a while
+ * (none when the server cannot be asked).
+ */
+async function tracksNotReceived(
+  server: RoomServiceClient,
+  spec: MediaSessionSpec,
+  sids: string[],
+): Promise<string[]> {
+  const deadline = performance.now() + TRACK_ARRIVAL_MS;
+  for (;;) {
+    // A server that cannot be asked is not evidence of a lost track: nothing is published again.
+    let info;
+    try {
+      info = await server.getParticipant(spec.roomName, spec.agentIdentity);
+    } catch {
+      return [];
+    }
+    const received = new Set(info.tracks.map((t) => t.sid));
+    const missing = sids.filter((sid) => !received.has(sid));
+    if (missing.length === 0 || performance.now() > deadline) return missing;
+    await sleep(200);
+  }
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
