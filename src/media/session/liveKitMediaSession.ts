@@ -289,24 +289,21 @@ export class LiveKitMediaSession implements MediaSession {
         stageTimeoutMs,
         'publishing the video track timed out',
       );
-    let [audio, video] = await Promise.all([publishAudio(), publishVideo()]);
+    const [audio, video] = await Promise.all([publishAudio(), publishVideo()]);
     if (!('token' in spec.livekit)) {
       // rtc-node resolves a publication once the server announced the track, before the track
       // is negotiated; under load it was seen to never send the offer for the second track (the
-      // server got audio only, no error anywhere). Visage holds the server's credentials here, so
-      // it asks the server which tracks it really receives and publishes a missing one again.
-      const server = this.roomService(spec.livekit);
-      const missing = await tracksNotReceived(server, spec, [audio.sid!, video.sid!]);
+      // server got the audio only, no error anywhere, and an agent waited for the avatar's video
+      // for good). Publishing it again on the same connection did not help (rtc-node then timed
+      // out waiting for the server's answer it had been sent). So the start fails, and the create
+      // with it (503), rather than report a session without video; a retry joins afresh.
+      const missing = await tracksNotReceived(this.roomService(spec.livekit), spec, [
+        audio.sid!,
+        video.sid!,
+      ]);
       if (missing.length > 0) {
-        log.warn({ missing }, 'the server never received a published track; publishing it again');
-        for (const sid of missing) {
-          await local.unpublishTrack(sid, false).catch(() => undefined);
-          if (sid === audio.sid) audio = await publishAudio();
-          else video = await publishVideo();
-        }
-        const still = await tracksNotReceived(server, spec, [audio.sid!, video.sid!]);
-        if (still.length > 0)
-          throw new Error(`the server never received tracks ${still.join(', ')}`);
+        const kinds = missing.map((sid) => (sid === audio.sid ? 'audio' : 'video')).join(' and ');
+        throw new Error(`the LiveKit server never received the avatar's ${kinds} track`);
       }
     }
     this.audioTrackSid = audio.sid;
@@ -352,7 +349,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
 }
 
-/** How long the server may take to negotiate a published track before it is published again. */
+/** How long the server may take to negotiate a published track before the start gives up. */
 const TRACK_ARRIVAL_MS = 5_000;
 
 /**
