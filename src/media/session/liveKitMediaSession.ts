@@ -260,7 +260,7 @@ export class LiveKitMediaSession implements MediaSession {
     // Both tracks at once, so that they go out in one offer. Published one after the other, on a
     // busy machine the video's renegotiation could be lost behind the audio's: the video then
     // never reached the room (seen with the embedded server).
-    const publishAudio = () =>
+    const [audio, video] = await Promise.all([
       withTimeout(
         local.publishTrack(
           LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
@@ -272,8 +272,7 @@ export class LiveKitMediaSession implements MediaSession {
         ),
         stageTimeoutMs,
         'publishing the audio track timed out',
-      );
-    const publishVideo = () =>
+      ),
       withTimeout(
         local.publishTrack(
           LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
@@ -288,8 +287,8 @@ export class LiveKitMediaSession implements MediaSession {
         ),
         stageTimeoutMs,
         'publishing the video track timed out',
-      );
-    const [audio, video] = await Promise.all([publishAudio(), publishVideo()]);
+      ),
+    ]);
     if (!('token' in spec.livekit)) {
       // rtc-node resolves a publication once the server announced the track, before the track
       // is negotiated; under load it was seen to never send the offer for the second track (the
