@@ -75,6 +75,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       wsURL: process.env.LIVEKIT_URL ?? 'ws://127.0.0.1:7880',
       apiKey: process.env.LIVEKIT_API_KEY,
       apiSecret: process.env.LIVEKIT_API_SECRET,
+      // Each job starts a fresh process; the agents default (10 s) is short for a busy laptop,
+      // and a job whose process starts late is dropped.
+      initializeProcessTimeout: 60_000,
     }),
   );
 }

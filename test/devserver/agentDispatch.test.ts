@@ -5,6 +5,7 @@
 // the human participant measures it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   AvailabilityResponse,
@@ -44,6 +45,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
+import { testLogPath } from '../support/testLog.js';
 import {
   analyseAudio,
   API_KEY,
@@ -63,7 +65,8 @@ const AGENT_JOIN_TIMEOUT_MS = 45_000;
 
 interface WorkerProcess {
   child: ChildProcess;
-  output: string[];
+  /** Where its stdout and stderr go (beside the dev server's log). */
+  logPath: string;
   stop(): Promise<void>;
 }
 
@@ -83,16 +86,13 @@ function startWorker(server: DevServer, agentName: string): WorkerProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 400) output.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const logPath = testLogPath().replace(/\.log$/, `.worker-${agentName || 'auto'}.log`);
+  const log = createWriteStream(logPath);
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
   return {
     child,
-    output,
+    logPath,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
@@ -170,7 +170,7 @@ describeWebRtc('dev server agent dispatch (@livekit/agents workers)', (address) 
     try {
       await until(() => registered.size === 2, REGISTER_TIMEOUT_MS, 'both workers to register');
     } catch (err) {
-      for (const worker of workers) console.error(worker.output.join(''));
+      for (const worker of workers) console.error(`agent worker output: ${worker.logPath}`);
       throw err;
     }
   }, REGISTER_TIMEOUT_MS + 10_000);

@@ -55,5 +55,13 @@ export default defineAgent({
 });
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  cli.runApp(new ServerOptions({ agent: fileURLToPath(import.meta.url) }));
+  cli.runApp(
+    new ServerOptions({
+      agent: fileURLToPath(import.meta.url),
+      // In dev mode every job gets a freshly started process (tsx, @livekit/agents, rtc-node),
+      // and the agents default gives it 10 s to start: on a loaded machine it can take longer,
+      // and the job is then dropped with only "error launching job" in the worker's output.
+      initializeProcessTimeout: 120_000,
+    }),
+  );
 }
