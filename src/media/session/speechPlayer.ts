@@ -167,7 +167,9 @@ export class SpeechPlayer {
           this.schedule.place(u.id, visemeTimeline(phonemes), p.startMs);
         }
         for (const w of chunk.words ?? []) {
-          this.at(chunkStart + w.startMs, p, () => {
+          // Timings that came after their audio (a streamed first sentence, a provider's
+          // alignment) can point before the utterance's start: never before it is started.
+          this.at(Math.max(p.startMs, chunkStart + w.startMs), p, () => {
             p.heardChars = Math.max(p.heardChars, w.charEnd);
             this.listeners.progress(u, this.heardText(p));
           });

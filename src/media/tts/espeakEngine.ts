@@ -62,9 +62,14 @@ function espeakRequest(
   };
 }
 
+function toFloat(samples: Int16Array): Float32Array {
+  const pcm = new Float32Array(samples.length);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = samples[i]! / 32768;
+  return pcm;
+}
+
 function toSynthesisResult(text: string, raw: RawSynthesisResult): SynthesisResult {
-  const pcm = new Float32Array(raw.pcm.length);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = raw.pcm[i]! / 32768;
+  const pcm = toFloat(raw.pcm);
   const { words, phonemes } = espeakTimings(text, raw.events, pcm, raw.sampleRate);
   return { sampleRate: raw.sampleRate, pcm, words, phonemes };
 }
@@ -103,6 +108,15 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
       },
     );
   });
+}
+
+/** Synthesis options of the espeak engine. */
+export interface EspeakSynthesisOptions extends SynthesisOptions {
+  /**
+   * Sees the audio (float, the engine's rate) in the pieces espeak-ng produces it, before the
+   * whole result is ready: on the worker thread only (inline synthesis returns all at once).
+   */
+  onAudio?: (pcm: Float32Array, sampleRate: number) => void;
 }
 
 export interface EspeakEngineOptions {
@@ -181,7 +195,7 @@ export class EspeakEngine implements TtsEngine {
   synthesize(
     text: string,
     voice: EspeakVoiceProfile,
-    opts: SynthesisOptions = {},
+    opts: EspeakSynthesisOptions = {},
   ): Promise<SynthesisResult> {
     return this.synthesizeWithSettings(text, voice.espeak, opts);
   }
@@ -190,13 +204,19 @@ export class EspeakEngine implements TtsEngine {
   async synthesizeWithSettings(
     text: string,
     settings: EspeakVoiceSettings,
-    opts: SynthesisOptions = {},
+    opts: EspeakSynthesisOptions = {},
   ): Promise<SynthesisResult> {
     opts.signal?.throwIfAborted();
     const request = espeakRequest(text, settings);
     if (this.thread === 'worker') {
       if (!request) return silence(ESPEAK_SAMPLE_RATE);
-      const raw = await abortable(sharedEspeakThread().synthesize(request), opts.signal);
+      const { onAudio, signal } = opts;
+      const onPart = onAudio
+        ? (part: Int16Array, sampleRate: number) => {
+            if (!signal?.aborted) onAudio(toFloat(part), sampleRate);
+          }
+        : undefined;
+      const raw = await abortable(sharedEspeakThread().synthesize(request, onPart), signal);
       return toSynthesisResult(request.text, raw);
     }
     const runtime = await espeakRuntime();

@@ -34,15 +34,20 @@ export function pauseAfter(chunk: SentenceChunk, text: string): number {
   return PAUSE_MS.word;
 }
 
+/** Whether a sample is silence to the phrasing (what trimming and pauses replace). */
+export function isSilent(sample: number): boolean {
+  return Math.abs(sample) < SILENCE;
+}
+
 function leadingSilence(pcm: Float32Array): number {
   let i = 0;
-  while (i < pcm.length && Math.abs(pcm[i]!) < SILENCE) i++;
+  while (i < pcm.length && isSilent(pcm[i]!)) i++;
   return i;
 }
 
 function trailingSilence(pcm: Float32Array): number {
   let i = pcm.length;
-  while (i > 0 && Math.abs(pcm[i - 1]!) < SILENCE) i--;
+  while (i > 0 && isSilent(pcm[i - 1]!)) i--;
   return pcm.length - i;
 }
 

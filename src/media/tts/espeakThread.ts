@@ -24,9 +24,10 @@ const ready = import(workerData.moduleUrl).then(async ({ default: createModule }
   return { module, worker, sampleRate: worker.samplerate, variants: new Set() };
 });
 ready.catch(() => {});
-parentPort.on('message', async ({ id, request }) => {
+parentPort.on('message', async ({ id, request, stream }) => {
   try {
-    const result = rawEspeakSynthesis(await ready, request);
+    const onPart = stream ? (pcm, sampleRate) => parentPort.postMessage({ id, part: pcm, sampleRate }, [pcm.buffer]) : undefined;
+    const result = rawEspeakSynthesis(await ready, request, onPart);
     parentPort.postMessage({ id, result }, [result.pcm.buffer]);
   } catch (error) {
     parentPort.postMessage({ id, error: String((error && error.message) || error) });
@@ -37,9 +38,13 @@ parentPort.on('message', async ({ id, request }) => {
 interface Pending {
   resolve(result: RawSynthesisResult): void;
   reject(error: Error): void;
+  onPart: ((pcm: Int16Array, sampleRate: number) => void) | undefined;
 }
 
-type Reply = { id: number; result: RawSynthesisResult } | { id: number; error: string };
+type Reply =
+  | { id: number; result: RawSynthesisResult }
+  | { id: number; part: Int16Array; sampleRate: number }
+  | { id: number; error: string };
 
 const WARM_MS = 40;
 
@@ -70,13 +75,21 @@ export class EspeakThread {
     return warmed;
   }
 
-  synthesize(request: RawSynthesisRequest): Promise<RawSynthesisResult> {
+  /**
+   * Synthesize on the thread. `onPart`, when given, receives each 100 ms buffer of audio as soon as
+   * espeak-ng produced it (the first one about 5-15 ms into a sentence that takes 20-50 ms), and
+   * the result still carries the whole audio with the events.
+   */
+  synthesize(
+    request: RawSynthesisRequest,
+    onPart?: (pcm: Int16Array, sampleRate: number) => void,
+  ): Promise<RawSynthesisResult> {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise<RawSynthesisResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onPart });
       worker.ref(); // keep the process alive while a request is out
-      worker.postMessage({ id, request });
+      worker.postMessage({ id, request, stream: onPart !== undefined });
     });
   }
 
@@ -98,6 +111,10 @@ export class EspeakThread {
     worker.on('message', (reply: Reply) => {
       const pending = this.pending.get(reply.id);
       if (!pending) return;
+      if ('part' in reply) {
+        pending.onPart?.(reply.part, reply.sampleRate);
+        return;
+      }
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref(); // idle: do not hold the process open
       if ('error' in reply) pending.reject(new Error(reply.error));

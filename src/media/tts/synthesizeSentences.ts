@@ -1,5 +1,5 @@
 import type { EspeakEngine } from './espeakEngine.js';
-import { pauseAfter, phraseChunk } from './espeakPhrasing.js';
+import { isSilent, pauseAfter, phraseChunk } from './espeakPhrasing.js';
 import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
 import {
   splitSentences,
@@ -11,20 +11,30 @@ import type { SynthesisOptions, SynthesisResult } from './ttsEngine.js';
 /** About 5 s of speech: a long first sentence is cut at a clause so speech starts sooner. */
 const FIRST_CHUNK_MAX_CHARS = 100;
 
-/** One synthesized sentence; word offsets are already shifted into the full text. */
+/**
+ * A piece of one synthesized sentence. Timings are relative to this piece's first sample (the
+ * last piece of a streamed sentence carries them all, so they start before it); word offsets are
+ * already shifted into the full text.
+ */
 export interface SentenceSynthesis extends SynthesisResult {
   index: number;
   chunk: SentenceChunk;
+  /** The sentence's last piece (the only one, except for a streamed first sentence). */
+  last: boolean;
 }
 
 /**
  * Synthesize long text sentence by sentence, one sentence ahead of the consumer: while the
- * caller plays sentence N, sentence N+1 is already being synthesized, so the first audio is ready
- * after one sentence and playback never waits on synthesis (espeak runs ~100x real time).
+ * caller plays sentence N, sentence N+1 is already being synthesized, so playback never waits on
+ * synthesis (espeak runs ~100x real time).
+ *
+ * The first sentence streams: its audio comes in the pieces espeak-ng produces (100 ms each, the
+ * first one a few ms after the start instead of the 20-50 ms the whole sentence takes), and its
+ * timings come with its last piece. Later sentences are ready before they are needed, whole.
  *
  * Between chunks it pauses like a person (espeakPhrasing.ts). Word `charStart`/`charEnd` refer
- * to the full `text`. Stop iterating (or abort the signal) on an
- * interrupt; the look-ahead synthesis is then discarded.
+ * to the full `text`. Stop iterating (or abort the signal) on an interrupt; the look-ahead
+ * synthesis is then discarded.
  */
 export async function* synthesizeSentences(
   engine: EspeakEngine,
@@ -33,32 +43,127 @@ export async function* synthesizeSentences(
   opts: SynthesisOptions & SplitSentencesOptions = {},
 ): AsyncGenerator<SentenceSynthesis> {
   const chunks = splitSentences(text, { firstMaxChars: FIRST_CHUNK_MAX_CHARS, ...opts });
+  const pauseAfterMs = (index: number): number | null =>
+    index === chunks.length - 1 ? null : pauseAfter(chunks[index]!, text);
   const start = (index: number): Promise<SentenceSynthesis> | undefined => {
     const chunk = chunks[index];
     if (!chunk) return undefined;
     return engine.synthesize(chunk.text, voice, { signal: opts.signal }).then((raw) => {
-      const result = phraseChunk(raw, {
-        first: index === 0,
-        pauseAfterMs: index === chunks.length - 1 ? null : pauseAfter(chunk, text),
-      });
-      return {
-        ...result,
-        words: result.words.map((w) => ({
-          ...w,
-          charStart: w.charStart + chunk.start,
-          charEnd: w.charEnd + chunk.start,
-        })),
-        index,
-        chunk,
-      };
+      const result = phraseChunk(raw, { first: index === 0, pauseAfterMs: pauseAfterMs(index) });
+      return inText(result, chunk, index);
     });
   };
-  let pending = start(0);
-  for (let index = 0; pending; index++) {
+  const first = chunks[0];
+  if (!first) return;
+  const streamed = streamFirstSentence(engine, first, voice, pauseAfterMs(0), opts.signal);
+  let pending = start(1);
+  pending?.catch(() => undefined);
+  yield* streamed;
+  for (let index = 1; pending; index++) {
     const current = pending;
     pending = start(index + 1);
     // A look-ahead that fails after the consumer stopped must not become an unhandled rejection.
     pending?.catch(() => undefined);
     yield await current;
   }
+}
+
+function inText(result: SynthesisResult, chunk: SentenceChunk, index: number): SentenceSynthesis {
+  return {
+    ...result,
+    words: result.words.map((w) => ({
+      ...w,
+      charStart: w.charStart + chunk.start,
+      charEnd: w.charEnd + chunk.start,
+    })),
+    index,
+    chunk,
+    last: true,
+  };
+}
+
+/**
+ * The first sentence as espeak-ng produces it: each piece of audio is passed on up to its last
+ * sound (silence is held back, because the sentence's trailing silence becomes the phrased pause),
+ * and the last piece, once the whole sentence is synthesized, brings the rest of the audio, the
+ * pause and every timing. On the inline thread there are no pieces: one result, as for the others.
+ */
+async function* streamFirstSentence(
+  engine: EspeakEngine,
+  chunk: SentenceChunk,
+  voice: EspeakVoiceProfile,
+  pauseAfterMs: number | null,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<SentenceSynthesis> {
+  const parts: Float32Array[] = [];
+  let sampleRate = 0;
+  let wake: (() => void) | undefined;
+  let settled = false;
+  const whole = engine.synthesize(chunk.text, voice, {
+    signal,
+    onAudio: (pcm, rate) => {
+      sampleRate = rate;
+      parts.push(pcm);
+      wake?.();
+    },
+  });
+  void whole
+    .catch(() => undefined)
+    .finally(() => {
+      settled = true;
+      wake?.();
+    });
+  let held: Float32Array = new Float32Array(0);
+  let emitted = 0;
+  while (!settled || parts.length > 0) {
+    if (parts.length === 0) {
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      continue;
+    }
+    held = concat(held, parts.splice(0));
+    let sound = held.length;
+    while (sound > 0 && isSilent(held[sound - 1]!)) sound--;
+    if (sound === 0 || settled) continue;
+    yield {
+      sampleRate,
+      pcm: held.slice(0, sound),
+      words: [],
+      phonemes: [],
+      index: 0,
+      chunk,
+      last: false,
+    };
+    emitted += sound;
+    held = held.slice(sound);
+  }
+  const raw = await whole;
+  const phrased = phraseChunk(raw, { first: true, pauseAfterMs });
+  const shiftMs = (emitted / raw.sampleRate) * 1000;
+  const back = <T extends { startMs: number; endMs: number }>(x: T): T => ({
+    ...x,
+    startMs: x.startMs - shiftMs,
+    endMs: x.endMs - shiftMs,
+  });
+  yield inText(
+    {
+      sampleRate: raw.sampleRate,
+      pcm: phrased.pcm.subarray(Math.min(emitted, phrased.pcm.length)),
+      words: phrased.words.map(back),
+      phonemes: phrased.phonemes.map(back),
+    },
+    chunk,
+    0,
+  );
+}
+
+function concat(head: Float32Array, tail: Float32Array[]): Float32Array {
+  const out = new Float32Array(head.length + tail.reduce((n, p) => n + p.length, 0));
+  out.set(head);
+  let at = head.length;
+  for (const p of tail) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -10,8 +10,10 @@ import {
   synthesizeSentences,
   TtsEngineUnavailableError,
   UnknownTtsEngineError,
+  type SentenceSynthesis,
   type SynthesisResult,
 } from '../../../src/media/tts/index.js';
+import { PAUSE_MS, phraseChunk } from '../../../src/media/tts/espeakPhrasing.js';
 import { pitchStatistics, trackPitch } from '../../../src/media/voice/index.js';
 
 const engine = new EspeakEngine();
@@ -205,21 +207,71 @@ describe('EspeakEngine threads', () => {
 });
 
 describe('synthesizeSentences', () => {
-  it('yields one result per sentence with word offsets into the full text', async () => {
+  it('yields every sentence, in order, with word offsets into the full text', async () => {
     const text = 'Dr. Lee arrived at 9.30 today. She asked for tea! Then she left.';
     const seen: string[] = [];
-    for await (const sentence of synthesizeSentences(engine, text, voice)) {
-      expect(sentence.pcm.length).toBeGreaterThan(0);
-      for (const w of sentence.words) {
+    for await (const piece of synthesizeSentences(engine, text, voice)) {
+      expect(piece.pcm.length).toBeGreaterThan(0);
+      for (const w of piece.words) {
         expect(text.slice(w.charStart, w.charEnd)).toBe(w.text);
       }
-      seen.push(sentence.chunk.text);
+      if (piece.last) seen.push(piece.chunk.text);
     }
     expect(seen).toEqual([
       'Dr. Lee arrived at 9.30 today.',
       'She asked for tea!',
       'Then she left.',
     ]);
+  });
+
+  it('streams the first sentence as espeak-ng produces it: the same audio and timings as whole', async () => {
+    const text = `${SENTENCE} Then it stops.`;
+    const pieces: SentenceSynthesis[] = [];
+    for await (const piece of synthesizeSentences(engine, text, voice)) pieces.push(piece);
+    const first = pieces.filter((p) => p.index === 0);
+    // A 4 s sentence comes in several pieces (espeak-ng makes 100 ms at a time); only the last
+    // carries timings, relative to its own first sample.
+    expect(first.length).toBeGreaterThan(2);
+    expect(first.slice(0, -1).every((p) => !p.last && p.words.length === 0)).toBe(true);
+    expect(first.at(-1)!.last).toBe(true);
+    const streamed = new Float32Array(first.reduce((n, p) => n + p.pcm.length, 0));
+    let at = 0;
+    for (const p of first) {
+      streamed.set(p.pcm, at);
+      at += p.pcm.length;
+    }
+    // Every piece but the last ends on sound: the sentence's own trailing silence is held back
+    // and becomes the phrased pause, which the last piece ends with.
+    for (const p of first.slice(0, -1))
+      expect(Math.abs(p.pcm.at(-1)!)).toBeGreaterThanOrEqual(0.01);
+    const rate = first[0]!.sampleRate;
+    const pause = Math.round((PAUSE_MS.sentence / 1000) * rate);
+    expect(rms(streamed, streamed.length - pause)).toBe(0);
+    // The same sentence synthesized whole and phrased as the first of two: the same length and
+    // word times (espeak-ng's noise source makes two runs differ by a few samples).
+    const whole = phraseChunk(await engine.synthesize(SENTENCE, voice), {
+      first: true,
+      pauseAfterMs: PAUSE_MS.sentence,
+    });
+    expect(Math.abs(streamed.length - whole.pcm.length)).toBeLessThan(rate / 100);
+    const last = first.at(-1)!;
+    const lastStartMs = ((streamed.length - last.pcm.length) / rate) * 1000;
+    expect(last.words.map((w) => w.text)).toEqual(whole.words.map((w) => w.text));
+    // Its timings start before it: the words were heard in the earlier pieces.
+    expect(last.words[0]!.startMs).toBeLessThan(0);
+    last.words.forEach((w, i) => {
+      expect(Math.abs(w.startMs + lastStartMs - whole.words[i]!.startMs)).toBeLessThan(2);
+    });
+    expect(last.phonemes.length).toBe(whole.phonemes.length);
+    expect(pieces.filter((p) => p.index === 1)).toHaveLength(1);
+  });
+
+  it('inline synthesis gives the first sentence in one piece', async () => {
+    const inline = new EspeakEngine({ thread: 'inline' });
+    const pieces: SentenceSynthesis[] = [];
+    for await (const piece of synthesizeSentences(inline, SENTENCE, voice)) pieces.push(piece);
+    expect(pieces).toHaveLength(1);
+    expect(pieces[0]!.last).toBe(true);
   });
 });
 
