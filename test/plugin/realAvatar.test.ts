@@ -367,9 +367,11 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       const roll = random();
       let cutAt: number | undefined;
       if (roll < 0.6) {
+        // Seconds on a quiet machine; a starved one was seen to take 5 s from the speak to the
+        // first audio handed to LiveKit.
         await until(
           () => s.session.agentState === 'speaking' || handle.done(),
-          10_000,
+          30_000,
           `turn ${i}`,
         );
         await sleep(random() * 1_500);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import pino from 'pino';
+import { testLogger } from '../support/testLog.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type {
@@ -88,10 +88,8 @@ interface Node {
 async function startNode(databaseUrl: string, nodeId: string, maxSessions: number) {
   const media = new RecordingMedia();
   const logs: Record<string, unknown>[] = [];
-  const log = pino(
-    { level: 'info' },
-    { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) },
-  );
+  // Into the test file's log (.tmp/logs/), and kept here for assertions.
+  const log = testLogger((line) => logs.push(line)).child({ node: nodeId });
   const server = await startTestServer({
     cap: 50,
     config: { databaseUrl, nodeId, maxSessions, cluster: FAST },
