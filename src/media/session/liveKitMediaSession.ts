@@ -289,6 +289,10 @@ export class LiveKitMediaSession implements MediaSession {
         'publishing the video track timed out',
       ),
     ]);
+    // Frames flow while the server's view is checked, so that the first key frame is not held
+    // back by the check (a failed start stops them with the rest of the session).
+    const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
+    this.video.start();
     if (!('token' in spec.livekit)) {
       // rtc-node resolves a publication once the server announced the track, before the track
       // is negotiated; under load it was seen to never send the offer for the second track (the
@@ -306,8 +310,6 @@ export class LiveKitMediaSession implements MediaSession {
       }
     }
     this.audioTrackSid = audio.sid;
-    const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
-    this.video.start();
     await withTimeout(firstFrame, stageTimeoutMs, 'rendering the first frame timed out');
     log.info(
       {
@@ -372,7 +374,7 @@ async function tracksNotReceived(
     const received = new Set(info.tracks.map((t) => t.sid));
     const missing = sids.filter((sid) => !received.has(sid));
     if (missing.length === 0 || performance.now() > deadline) return missing;
-    await sleep(200);
+    await sleep(50);
   }
 }
 
