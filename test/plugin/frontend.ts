@@ -113,6 +113,31 @@ export class Frontend {
     return n ? Math.sqrt(sum / n) : NaN;
   }
 
+  /** Milliseconds of audio (by sample count) received since a time of this clock. */
+  audioMsSince(fromMs: number): number {
+    let n = 0;
+    for (const a of this.audio) if (a.atMs >= fromMs) n += a.samples;
+    return (n / 48_000) * 1000;
+  }
+
+  /**
+   * RMS of the last `ms` of audio received, on the audio's own timeline (sample count), not by
+   * arrival time: a starved event loop receives frames in bursts, so arrival times can show a
+   * quiet gap where the audio itself has none.
+   */
+  rmsOfLastAudio(ms: number): number {
+    let want = (ms / 1000) * 48_000;
+    let sum = 0;
+    let n = 0;
+    for (let i = this.audio.length - 1; i >= 0 && want > 0; i--) {
+      const a = this.audio[i]!;
+      sum += a.rms * a.rms * a.samples;
+      n += a.samples;
+      want -= a.samples;
+    }
+    return n ? Math.sqrt(sum / n) : NaN;
+  }
+
   async leave(): Promise<void> {
     await this.room.disconnect();
   }
