@@ -32,7 +32,29 @@ const PROVIDER_FIRST_CHUNK_MS = 150;
 const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-const log = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'warn' });
+// Warnings and worse go to stderr; the speech player's "first audio" lines (info) are kept for
+// the per-stage breakdown.
+const FIRST_AUDIO = 'first audio handed to LiveKit';
+interface FirstAudioMarks {
+  queued_at: number;
+  waited_ms: number;
+  first_chunk_ms: number;
+  handed_ms: number;
+}
+const firstAudio = new Map<string, FirstAudioMarks>();
+const log = pino(
+  { level: 'info' },
+  {
+    write(line: string) {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      if (entry.msg === FIRST_AUDIO && typeof entry.utterance_id === 'string') {
+        firstAudio.set(entry.utterance_id, entry as unknown as FirstAudioMarks);
+      } else if (Number(entry.level) >= 40) {
+        process.stderr.write(line);
+      }
+    },
+  },
+);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
@@ -50,7 +72,18 @@ interface Row {
   engine: string;
   speakToAudio: number[];
   providerDelayMs: number;
+  /** speak -> first audible audio, stage by stage (ms). */
+  stages: Record<Stage, number[]>;
 }
+
+const STAGES = [
+  'HTTP + session manager',
+  'waiting behind other utterances',
+  "engine's first chunk (the provider's own delay included)",
+  'resample + handed to the AudioSource',
+  'AudioSource queue, Opus, network, jitter buffer (to audible)',
+] as const;
+type Stage = (typeof STAGES)[number];
 
 async function measure(
   engine: 'espeak' | 'cartesia' | 'elevenlabs',
@@ -86,6 +119,10 @@ async function measure(
       voiceId = (await visage.voices.create({ name: 'Me', file_id: file.file_id })).voice_id;
     }
     const speakToAudio: number[] = [];
+    const stages = Object.fromEntries(STAGES.map((stage) => [stage, []])) as unknown as Record<
+      Stage,
+      number[]
+    >;
     const s = await visage.sessions.create({
       avatar_id: AVATAR,
       mode: 'video',
@@ -109,7 +146,19 @@ async function measure(
         10_000,
         'audio',
       );
-      speakToAudio.push(client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs - sentAt);
+      const audibleAt = client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs;
+      speakToAudio.push(audibleAt - sentAt);
+      const marks = firstAudio.get(utterance_id);
+      if (marks) {
+        // Epoch ms of client times (performance.now() based), comparable with the marks.
+        const epochOf = (atMs: number) => performance.timeOrigin + client.t0 + atMs;
+        const handedAt = marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;
+        stages[STAGES[0]].push(marks.queued_at - epochOf(sentAt));
+        stages[STAGES[1]].push(marks.waited_ms);
+        stages[STAGES[2]].push(marks.first_chunk_ms);
+        stages[STAGES[3]].push(marks.handed_ms);
+        stages[STAGES[4]].push(epochOf(audibleAt) - handedAt);
+      }
       await client.waitFor(
         () => client.finals().some((m) => m.utterance_id === utterance_id),
         30_000,
@@ -119,7 +168,12 @@ async function measure(
     }
     await client.leave();
     await visage.sessions.delete(s.session_id);
-    return { engine, speakToAudio, providerDelayMs: fake ? PROVIDER_FIRST_CHUNK_MS : 0 };
+    return {
+      engine,
+      speakToAudio,
+      providerDelayMs: fake ? PROVIDER_FIRST_CHUNK_MS : 0,
+      stages,
+    };
   } finally {
     await server.close();
   }
@@ -167,6 +221,22 @@ console.table(
     ]),
   ),
 );
+console.log(
+  `speak -> first audible audio, where the time goes (ms, median / p95; the fakes' own first chunk takes ${PROVIDER_FIRST_CHUNK_MS} ms)`,
+);
+console.table(
+  Object.fromEntries(
+    STAGES.map((stage) => [
+      stage,
+      Object.fromEntries(
+        rows.map((r) => {
+          const { median, p95 } = summary(r.stages[stage]);
+          return [r.engine, `${median.toFixed(1)} / ${p95.toFixed(1)}`];
+        }),
+      ),
+    ]),
+  ),
+);
 await recordFigures(
   'tts',
   Object.fromEntries(
@@ -176,6 +246,7 @@ await recordFigures(
         speakToAudioMs: summary(r.speakToAudio),
         providerFirstChunkMs: r.providerDelayMs,
         overheadMs: summary(r.speakToAudio.map((x) => x - r.providerDelayMs)),
+        stagesMs: Object.fromEntries(STAGES.map((stage) => [stage, summary(r.stages[stage])])),
       },
     ]),
   ),
