@@ -163,7 +163,13 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     const s = await startAgent('plugin-real-interrupt', [{ input: 'go', content: reply }]);
     const handle = s.session.generateReply({ userInput: 'go' });
     await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
-    await sleep(900);
+    // Cut once the second sentence is being heard (on a loaded machine it can start well after
+    // the first one's final arrived).
+    await until(
+      () => s.frontend.chat.some((m) => !m.final && m.text.startsWith('The second')),
+      20_000,
+      'the second sentence',
+    );
     const cutAt = s.frontend.now();
     await s.session.interrupt().await;
     await handle.waitForPlayout();
@@ -206,7 +212,11 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       );
       const handle = s.session.generateReply({ userInput: 'hey' });
       await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
-      await sleep(800);
+      await until(
+        () => s.frontend.chat.some((m) => !m.final && m.text.startsWith('Now comes')),
+        20_000,
+        'the second sentence',
+      );
       await s.session.interrupt().await;
       await handle.waitForPlayout();
       await until(() => s.frontend.finals().length >= 2, 2_000, 'the cut final at the frontend');
@@ -244,7 +254,11 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     });
     const handle = s.session.generateReply({ userInput: 'hey' });
     await until(() => s.frontend.finals().length === 1, 20_000, 'the first sentence');
-    await sleep(1_000);
+    await until(
+      () => s.frontend.chat.some((m) => !m.final && m.text.startsWith('Then a long')),
+      20_000,
+      'the second sentence',
+    );
     await s.session.interrupt().await;
     await handle.waitForPlayout();
     await until(() => s.frontend.finals().length >= 2, 5_000, 'the cut final at the frontend');
