@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dispose } from '@livekit/rtc-node';
-import pino from 'pino';
 import { VisageClient } from '../src/client/index.js';
 import { startDevServer } from '../src/devserver/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
@@ -22,6 +21,7 @@ import { ElevenLabsFake } from '../test/fakes/elevenLabsFake.js';
 import type { FakeProvider } from '../test/fakes/fakeProvider.js';
 import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { firstAudioLog } from './support/firstAudioLog.js';
 import { recordFigures, rounds, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
@@ -32,33 +32,10 @@ const PROVIDER_FIRST_CHUNK_MS = 150;
 const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-// Warnings and worse go to stderr; the speech player's "first audio" lines (info) are kept for
-// the per-stage breakdown.
-const FIRST_AUDIO = 'first audio handed to LiveKit';
-interface FirstAudioMarks {
-  queued_at: number;
-  waited_ms: number;
-  first_chunk_ms: number;
-  handed_ms: number;
-}
-const firstAudio = new Map<string, FirstAudioMarks>();
-const log = pino(
-  { level: 'info' },
-  {
-    write(line: string) {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      if (entry.msg === FIRST_AUDIO && typeof entry.utterance_id === 'string') {
-        firstAudio.set(entry.utterance_id, entry as unknown as FirstAudioMarks);
-      } else if (Number(entry.level) >= 40) {
-        process.stderr.write(line);
-      }
-    },
-  },
-);
+const { log, marks: firstAudio } = firstAudioLog();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
-
 const keys = { devkey: 'bench-secret-0123456789' };
 const livekit = await startDevServer({
   port: 0,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import pino from 'pino';
+import { firstAudioLog } from './firstAudioLog.js';
 import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
@@ -23,23 +23,8 @@ import { startVisage } from '../../src/server/runtime.js';
 const address = process.argv[2]!;
 const workers = Number(process.argv[3] ?? 0);
 // Logs go to stderr (warnings and worse): stdout is the answer channel to the bench. The media's
-// "first audio" lines (info, from this process or its workers) are kept for the "marks" request.
-const FIRST_AUDIO = 'first audio handed to LiveKit';
-const firstAudio = new Map<string, Record<string, unknown>>();
-const log = pino(
-  { level: 'info' },
-  {
-    write(line: string) {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      if (entry.msg === FIRST_AUDIO && typeof entry.utterance_id === 'string') {
-        firstAudio.set(entry.utterance_id, entry);
-        if (firstAudio.size > 1000) firstAudio.delete(firstAudio.keys().next().value!);
-      } else if (Number(entry.level) >= 40) {
-        process.stderr.write(line);
-      }
-    },
-  },
-);
+// "first audio" lines (from this process or its workers) are kept for the "marks" request.
+const { log, marks: firstAudio } = firstAudioLog();
 const keys = { devkey: 'bench-secret-0123456789' };
 // The LiveKit server runs in its own process, as under `visage dev`.
 const livekit = await startLivekitProcess({
