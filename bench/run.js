@@ -32,7 +32,10 @@ let prefix = [];
 const scratch = mkdtempSync(join(tmpdir(), 'visage-bench-'));
 const figuresFile = join(scratch, 'figures.jsonl');
 writeFileSync(figuresFile, '');
+// Every temp dir a bench makes (data directories of the nodes it starts) lands in `scratch`,
+// removed at the end.
 let env = {
+  TMPDIR: scratch,
   NODE_ENV: 'production',
   BENCH_FIGURES_FILE: figuresFile,
   ...(quick ? { BENCH_QUICK: '1' } : {}),

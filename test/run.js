@@ -9,7 +9,8 @@
 // CI=true that is a failure.
 import { spawnSync } from 'node:child_process';
 import { runChild } from './runChild.js';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from './netns.js';
 
@@ -59,6 +60,11 @@ function printSummary() {
   }
 }
 
+// Temp dirs of the whole run (servers' data directories, browser profiles) land here and go
+// when the run ends, also when vitest is killed before its own teardown
+// (test/support/scratchRoot.ts) removes them.
+const scratch = mkdtempSync(join(tmpdir(), 'visage-test-run-'));
+
 function runVitest(prefix, env) {
   const args = [
     ...prefix,
@@ -71,7 +77,7 @@ function runVitest(prefix, env) {
     ...process.argv.slice(2),
   ];
   console.log(`\n== tests: ${args.join(' ')}`);
-  return runChild(args, env);
+  return runChild(args, { TMPDIR: scratch, ...env });
 }
 
 rmSync(RESULTS_FILE, { force: true });
@@ -104,5 +110,6 @@ if (reason) {
     code = 1;
   }
 }
+rmSync(scratch, { recursive: true, force: true });
 printSummary();
 process.exit(code);
