@@ -8,7 +8,7 @@
 // BENCH_JSON=file writes every figure of the run as one JSON object there (each benchmark
 // appends its figures to a scratch file through bench/support/figures.ts; merged at the end).
 import { runChild } from '../test/runChild.js';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from '../test/netns.js';
@@ -30,6 +30,8 @@ if (files.length === 0) {
 const netns = openNamespace('visage-bench-');
 let prefix = [];
 const scratch = mkdtempSync(join(tmpdir(), 'visage-bench-'));
+// Traversable by others, as /tmp is: the cluster bench's PostgreSQL runs as the user `postgres`.
+chmodSync(scratch, 0o755);
 const figuresFile = join(scratch, 'figures.jsonl');
 writeFileSync(figuresFile, '');
 // Every temp dir a bench makes (data directories of the nodes it starts) lands in `scratch`,

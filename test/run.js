@@ -9,7 +9,7 @@
 // CI=true that is a failure.
 import { spawnSync } from 'node:child_process';
 import { runChild } from './runChild.js';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NETNS_ADDRESSES, openNamespace } from './netns.js';
@@ -63,7 +63,9 @@ function printSummary() {
 // Temp dirs of the whole run (servers' data directories, browser profiles) land here and go
 // when the run ends, also when vitest is killed before its own teardown
 // (test/support/scratchRoot.ts) removes them.
+// Traversable by others, as /tmp is: the test PostgreSQL runs as the user `postgres`.
 const scratch = mkdtempSync(join(tmpdir(), 'visage-test-run-'));
+chmodSync(scratch, 0o755);
 
 function runVitest(prefix, env) {
   const args = [

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,6 +13,9 @@ import { join } from 'node:path';
 export default function setup(): (() => void) | undefined {
   if (process.env.VISAGE_TEST_SCRATCH) return undefined;
   const root = mkdtempSync(join(tmpdir(), 'visage-test-run-'));
+  // Traversable by others: the test PostgreSQL runs as the unprivileged `postgres` user (as
+  // root) and reads its password file and data directory from in here.
+  chmodSync(root, 0o755);
   process.env.VISAGE_TEST_SCRATCH = root;
   process.env.TMPDIR = root;
   return () => {
