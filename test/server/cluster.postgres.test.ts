@@ -15,6 +15,7 @@ import {
   startTestPostgres,
   type TestPostgres,
 } from '../support/embeddedPostgres.js';
+import { startTcpRelay } from '../support/tcpRelay.js';
 import { startTestServer, type TestServer } from './testServer.js';
 import { multipartClip, sineWav } from './wav.js';
 
@@ -97,6 +98,23 @@ async function startNode(databaseUrl: string, nodeId: string, maxSessions: numbe
     start: { media, log },
   });
   return { server, media, logs } satisfies Node;
+}
+
+/**
+ * Waits until at least `n` commands for session `id` are stored (handed over, not necessarily
+ * applied yet) and answers how many there are.
+ */
+async function commandsStored(url: string, id: string, n: number): Promise<number> {
+  for (const until = Date.now() + 20_000; Date.now() < until;) {
+    const [row] = await query<{ n: number }>(
+      url,
+      'SELECT count(*)::int AS n FROM session_commands WHERE session_id = $1',
+      [id],
+    );
+    if (row!.n >= n) return row!.n;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`command ${n} of session ${id} was not stored`);
 }
 
 async function query<T extends Record<string, unknown>>(
@@ -207,10 +225,14 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
       body: multipartClip(LONG_MP3, 'long.mp3', 'audio/mpeg'),
     });
     const { file_id } = (await long.json()) as { file_id: string };
+    // Each call is sent once the previous one is stored: the order in which calls reach the
+    // nodes that hand them over is their order, and two requests sent 30 ms apart may be
+    // handled the other way round on a busy machine.
+    const before = await commandsStored(databaseUrl, id, 0);
     const audioCall = call(b!, 'POST', `/v1/sessions/${id}/audio?text=long`, { file_id });
-    await new Promise((r) => setTimeout(r, 30));
+    await commandsStored(databaseUrl, id, before + 1);
     const cut = call(c!, 'POST', `/v1/sessions/${id}/interrupt`);
-    await new Promise((r) => setTimeout(r, 30));
+    await commandsStored(databaseUrl, id, before + 2);
     const after = call(b!, 'POST', `/v1/sessions/${id}/speak`, { text: 'after' });
     expect((await Promise.all([audioCall, cut, after])).map((r) => r.status)).toEqual([
       202, 200, 202,
@@ -239,37 +261,20 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     // The order calls reach the node that hands them over is their order; two HTTP requests
     // 20 ms apart may be handled the other way round on a busy machine, so each call is sent
     // once the previous one is stored (not answered: the owner may still be reading it).
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    const stored = async (n: number) => {
-      for (const until = Date.now() + 20_000; Date.now() < until;) {
-        const r = await db.query(
-          'SELECT count(*)::int AS n FROM session_commands WHERE session_id = $1',
-          [id],
-        );
-        if ((r.rows[0] as { n: number }).n >= n) return;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      throw new Error(`command ${n} was not stored`);
-    };
-    try {
-      for (let i = 0; i < 6; i++) {
-        // Each follows the previous one closely: the speak's NOTIFY reaches the owner while it
-        // may still be reading the audio's row.
-        calls.push(
-          other.server.call('POST', `/v1/sessions/${id}/audio?text=a${i}`, {
-            auth: secret,
-            body: sineWav(0.2, 16_000) as Uint8Array<ArrayBuffer>,
-            headers: { 'content-type': 'audio/wav' },
-          }),
-        );
-        await stored(2 * i + 1);
-        calls.push(call(other, 'POST', `/v1/sessions/${id}/speak`, { text: `s${i}` }));
-        await stored(2 * i + 2);
-        expected.push(`audio:a${i}:16000`, `speak:s${i}`);
-      }
-    } finally {
-      await db.end();
+    for (let i = 0; i < 6; i++) {
+      // Each follows the previous one closely: the speak's NOTIFY reaches the owner while it
+      // may still be reading the audio's row.
+      calls.push(
+        other.server.call('POST', `/v1/sessions/${id}/audio?text=a${i}`, {
+          auth: secret,
+          body: sineWav(0.2, 16_000) as Uint8Array<ArrayBuffer>,
+          headers: { 'content-type': 'audio/wav' },
+        }),
+      );
+      await commandsStored(databaseUrl, id, 2 * i + 1);
+      calls.push(call(other, 'POST', `/v1/sessions/${id}/speak`, { text: `s${i}` }));
+      await commandsStored(databaseUrl, id, 2 * i + 2);
+      expected.push(`audio:a${i}:16000`, `speak:s${i}`);
     }
     try {
       expect((await Promise.all(calls)).map((r) => r.status)).toEqual(expected.map(() => 202));
@@ -462,6 +467,67 @@ describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while
       expect(list.headers.get('x-service-concurrent-sessions')).toBe('1');
     } finally {
       await Promise.all([a.server.close(), b.server.close()]);
+    }
+  }, 120_000);
+
+  it('a node that gets back to the database later than another is not declared lost by it', async () => {
+    // node-b reaches PostgreSQL through a relay that stays cut after the outage: it gets back
+    // lostAfterMs + 1.5 s after node-a. node-a must not judge node-b's silence from the outage.
+    const relay = await startTcpRelay(Number(new URL(own.url()).port));
+    const viaRelay = new URL(own.url());
+    viaRelay.port = String(relay.port);
+    const a = await startNode(own.url(), 'node-a', 4);
+    const b = await startNode(viaRelay.toString(), 'node-b', 4);
+    try {
+      const key = await keyAdmin.create(a.server.store, 'late', 10);
+      const auth = key.secret;
+      let id: string | undefined;
+      for (let i = 0; i < 4 && !id; i++) {
+        const res = await b.server.call('POST', '/v1/sessions', {
+          auth,
+          json: { avatar_id: AVATAR, mode: 'video' },
+        });
+        expect(res.status).toBe(201);
+        const created = ((await res.json()) as { session_id: string }).session_id;
+        if (b.media.sessions.has(created)) id = created;
+      }
+      expect(id, 'a session placed on node-b').toBeDefined();
+
+      await own.stop();
+      relay.cut();
+      await new Promise((r) => setTimeout(r, 1_000));
+      await own.start();
+      await expect
+        .poll(async () => (await a.server.call('GET', `/v1/sessions/${id}`, { auth })).status, {
+          timeout: 30_000,
+          interval: 100,
+        })
+        .toBe(200);
+      // node-a is back; node-b stays cut for longer than a node may stay silent.
+      await new Promise((r) => setTimeout(r, FAST.lostAfterMs + 1_500));
+      relay.mend();
+      await expect
+        .poll(async () => (await b.server.call('GET', `/v1/sessions/${id}`, { auth })).status, {
+          timeout: 30_000,
+          interval: 100,
+        })
+        .toBe(200);
+      await new Promise((r) => setTimeout(r, 4 * FAST.heartbeatMs));
+
+      expect(
+        await (await a.server.call('GET', `/v1/sessions/${id}`, { auth })).json(),
+      ).toMatchObject({ status: 'active' });
+      expect(b.media.calls.get(id!)).not.toContain('close');
+      expect(a.logs.filter((l) => String(l.msg).startsWith('node lost'))).toEqual([]);
+      const speak = await a.server.call('POST', `/v1/sessions/${id}/speak`, {
+        auth,
+        json: { text: 'still mine' },
+      });
+      expect(speak.status).toBe(202);
+      expect(b.media.calls.get(id!)).toContain('speak:still mine');
+    } finally {
+      await Promise.all([a.server.close(), b.server.close()]);
+      await relay.close();
     }
   }, 120_000);
 });

@@ -9,6 +9,7 @@ import {
   type NewCommand,
 } from '../store/clusterStore.js';
 import type { NotificationListener } from '../store/notificationListener.js';
+import { POSTGRES_CONNECT_TIMEOUT_MS } from '../store/postgresDatabase.js';
 import { errorReply } from '../sessionCommand.js';
 import type { Placement, Store } from '../store/store.js';
 
@@ -106,6 +107,8 @@ export class Cluster {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   /** Since when every heartbeat succeeded (undefined while the database is unreachable). */
   private healthySince: number | undefined;
+  /** This node judges others only from then on (see `tick`). */
+  private sweepNotBefore = 0;
   private claiming = false;
   private claimAgain = false;
   private left = false;
@@ -144,6 +147,7 @@ export class Cluster {
       throw err;
     }
     cluster.healthySince = Date.now();
+    cluster.sweepNotBefore = cluster.healthySince + cluster.timing.lostAfterMs;
     cluster.heartbeatTimer = setInterval(() => void cluster.tick(), cluster.timing.heartbeatMs);
     cluster.heartbeatTimer.unref();
     return cluster;
@@ -388,6 +392,14 @@ export class Cluster {
     if (this.healthySince === undefined) {
       this.o.log.info('heartbeat: the database is back');
       this.healthySince = Date.now();
+      // The others could not heartbeat either, and may be slower to get back: one of them may
+      // have a connection attempt from the outage to wait out first (POSTGRES_CONNECT_TIMEOUT_MS)
+      // before its next heartbeat. Silence before that is not theirs to answer for.
+      this.sweepNotBefore =
+        this.healthySince +
+        this.timing.lostAfterMs +
+        POSTGRES_CONNECT_TIMEOUT_MS +
+        this.timing.heartbeatMs;
       this.claimCommands();
       // Ends that could not be recorded meanwhile are recorded now (their slots free).
       void this.applier?.reconcile().catch((err: unknown) => {
@@ -400,6 +412,7 @@ export class Cluster {
         'this node was declared lost by the cluster (its sessions were ended); joining again',
       );
       this.healthySince = Date.now();
+      this.sweepNotBefore = this.healthySince + this.timing.lostAfterMs;
       await this.register().catch((err: unknown) => {
         this.o.log.error({ err }, 'could not join the cluster again');
       });
@@ -407,8 +420,9 @@ export class Cluster {
       return;
     }
     // A node that could not see the database for a while must not judge others: they could
-    // not heartbeat either. It sweeps only after `lostAfterMs` of its own good heartbeats.
-    if (Date.now() - this.healthySince! < this.timing.lostAfterMs) return;
+    // not heartbeat either. It sweeps only after `lostAfterMs` of its own good heartbeats, and
+    // after an outage also only once the others have had time to get back (`sweepNotBefore`).
+    if (Date.now() < this.sweepNotBefore) return;
     await this.sweep().catch((err: unknown) => this.o.log.warn({ err }, 'sweep failed'));
     // A NOTIFY lost while the connection was changing hands: look for waiting commands anyway.
     this.claimCommands();

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { POSTGRES_CONNECT_TIMEOUT_MS } from './postgresDatabase.js';
 
 export interface NotificationHandlers {
   /** A NOTIFY on one of the channels; `payload` is '' when none was given. */
@@ -17,7 +18,6 @@ export interface NotificationListener {
 
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5_000;
-const CONNECT_TIMEOUT_MS = 5_000;
 
 /**
  * LISTEN on `channels` over a dedicated connection (a pooled one would lose its LISTEN when it
@@ -38,7 +38,7 @@ export async function listenForNotifications(
   const connect = async (): Promise<void> => {
     const c = new pg.Client({
       connectionString: url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
       keepAlive: true,
     });
     c.on('notification', (n) => handlers.notification(n.channel, n.payload ?? ''));

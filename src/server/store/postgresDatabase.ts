@@ -3,8 +3,11 @@ import type { Logger } from 'pino';
 import type { Database, Queryable } from './database.js';
 import { DatabaseUnavailableError, isConnectionFailure } from './databaseUnavailable.js';
 
-/** How long a request waits for a connection before it fails with database_unavailable. */
-const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a connection attempt to PostgreSQL may take (a request then fails with
+ * database_unavailable; the notification listener retries).
+ */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
 
 function unavailableOr(err: unknown): unknown {
   return isConnectionFailure(err) ? new DatabaseUnavailableError(err) : err;
@@ -19,7 +22,7 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     // TCP keep-alive: a server that vanished without closing is noticed on idle connections too.
     keepAlive: true,
