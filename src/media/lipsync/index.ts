@@ -1,7 +1,15 @@
 export { AudioMouthTracker, type AudioMouthTrackerOptions } from './audioMouthTracker.js';
 export { ipaToVisemeUnits, type VisemeUnit } from './ipaVisemes.js';
 export { MouthSchedule } from './mouthSchedule.js';
-export { REST_POSE, VISEMES, isViseme, type MouthPose, type Viseme } from './viseme.js';
+export { speechMouth } from './speechMouth.js';
+export {
+  LIP_CLOSURES,
+  REST_POSE,
+  VISEMES,
+  isViseme,
+  type MouthPose,
+  type Viseme,
+} from './viseme.js';
 export {
   mouthPoseAt,
   visemeTimeline,

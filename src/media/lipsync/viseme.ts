@@ -30,6 +30,13 @@ export interface MouthPose {
   readonly openness: number;
 }
 
+/**
+ * Shapes where the lips close (m, b, p) or the lower lip meets the upper teeth (f, v): the jaw
+ * stays up however loud the sound, and only phoneme timings can tell them (the sound of an m
+ * is a hum, not silence).
+ */
+export const LIP_CLOSURES: ReadonlySet<Viseme> = new Set<Viseme>(['MBP', 'FV']);
+
 export const REST_POSE: MouthPose = Object.freeze({ viseme: 'rest', openness: 0 });
 
 const VISEME_INDEX = new Map<string, number>(VISEMES.map((v, i) => [v, i]));

@@ -1,4 +1,4 @@
-import type { Viseme } from '../lipsync/viseme.js';
+import { LIP_CLOSURES, type Viseme } from '../lipsync/viseme.js';
 
 /**
  * The drawable description of a mouth, in pixels. A viseme at openness 1 is one of these; lower
@@ -170,9 +170,27 @@ const TARGETS: Record<Viseme, Partial<MouthShape>> = {
   },
 };
 
+/**
+ * The jaw: loudness opens the mouth whatever the lips do (as in JALI, jaw and lips are separate
+ * controls). Every shape but the lip closures opens at least this far at full openness, so the
+ * mouth a viewer sees opens with the sound: spread and rounded shapes show their teeth or their
+ * pucker with the jaw dropped behind, instead of staying shut while the voice is loud. Set so
+ * the mouth opening measured in the frames follows the audio envelope (test/media/lipsync).
+ */
+const JAW_OPEN_TOP = 7;
+const JAW_OPEN_BOTTOM = 18;
+
 /** The mouth for `viseme` realised to `amount` (0 = rest, 1 = full shape). */
 export function mouthShape(viseme: Viseme, amount: number): MouthShape {
-  const target: MouthShape = { ...REST, ...TARGETS[viseme] };
+  const lips: MouthShape = { ...REST, ...TARGETS[viseme] };
+  const target: MouthShape =
+    viseme === 'rest' || LIP_CLOSURES.has(viseme)
+      ? lips
+      : {
+          ...lips,
+          openTop: Math.max(lips.openTop, JAW_OPEN_TOP),
+          openBottom: Math.max(lips.openBottom, JAW_OPEN_BOTTOM),
+        };
   const t = Math.min(1, Math.max(0, amount));
   const out: Record<string, number> = {};
   for (const key of Object.keys(REST) as (keyof MouthShape)[]) {

@@ -3,7 +3,7 @@ import { toInt16 } from '../audio/index.js';
 import {
   AudioMouthTracker,
   MouthSchedule,
-  REST_POSE,
+  speechMouth,
   visemeTimeline,
   type MouthPose,
   type PhonemeTiming,
@@ -88,10 +88,9 @@ export class SpeechPlayer {
     if (!this.running) void this.run();
   }
 
-  /** The mouth at playout time `tMs`. */
+  /** The mouth at playout time `tMs` (see `speechMouth`). */
   poseAt(tMs: number): MouthPose {
-    const pose = this.schedule.poseAt(tMs);
-    return pose !== REST_POSE ? pose : this.tracker.poseAt(tMs);
+    return speechMouth(this.tracker.poseAt(tMs), this.schedule.poseAt(tMs));
   }
 
   interrupt(): { interrupted: boolean; droppedUtterances: number } {
@@ -155,9 +154,8 @@ export class SpeechPlayer {
           p.startMs = chunkStart;
           this.at(chunkStart, p, () => this.start(p));
         }
-        if (u.mouth === 'audio') {
-          this.tracker.push(chunk.pcm, OUTPUT_RATE, chunkStart);
-        } else if (chunk.phonemes && chunk.phonemes.length > 0) {
+        this.tracker.push(chunk.pcm, OUTPUT_RATE, chunkStart);
+        if (u.mouth === 'timings' && chunk.phonemes && chunk.phonemes.length > 0) {
           // One track for the whole utterance, rebuilt as its timings arrive.
           const offset = chunkStart - p.startMs;
           for (const ph of chunk.phonemes) {

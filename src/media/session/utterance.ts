@@ -18,9 +18,9 @@ export interface Utterance {
   /** What is being said, for lk.chat; null when unknown (audio without a transcript). */
   readonly text: string | null;
   /**
-   * What moves the mouth: `timings`, the phoneme timings the chunks carry (synthesized speech:
-   * a provider's timings may come a little after the audio they describe, and the mouth waits
-   * for them rather than guessing from the sound), or `audio`, the sound itself (supplied audio).
+   * What moves the mouth besides the sound itself (which always opens it, see
+   * `SpeechPlayer.poseAt`): `timings`, the phoneme timings the chunks carry (synthesized
+   * speech), which close the lips for m, b, p, f and v; `audio`, nothing else (supplied audio).
    */
   readonly mouth: 'timings' | 'audio';
   /** Produces the audio chunk by chunk; stops when the signal aborts. */

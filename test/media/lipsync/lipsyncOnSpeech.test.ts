@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
 import { ipaToVisemeUnits } from '../../../src/media/lipsync/ipaVisemes.js';
+import { speechMouth } from '../../../src/media/lipsync/speechMouth.js';
+import type { MouthPose } from '../../../src/media/lipsync/viseme.js';
+import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { createFaceRenderer, measureMouthOpening } from '../../../src/media/render/index.js';
 import {
   mouthPoseAt,
   visemeTimeline,
@@ -127,4 +131,71 @@ describe('lip-sync on real speech', () => {
     console.log(`openness correlation timeline vs tracker: ${r.toFixed(2)}`);
     expect(r).toBeGreaterThan(0.4);
   });
+
+  it('what a viewer sees follows the sound: mouth opening in rendered frames vs the envelope', () => {
+    // A session's tracker: with its default lead, fed as the speech player feeds it.
+    const sound = new AudioMouthTracker();
+    for (let i = 0; i < pcm.length; i += chunk)
+      sound.push(pcm.subarray(i, i + chunk), meta.sampleRate);
+    const drivers: [string, (t: number) => MouthPose][] = [
+      ['phoneme shapes alone', (t) => mouthPoseAt(timeline, t)],
+      [
+        'the sound, with phoneme closures',
+        (t) => speechMouth(sound.poseAt(t), mouthPoseAt(timeline, t)),
+      ],
+    ];
+    // The audio's RMS per 40 ms frame.
+    const envelope = frames.map((t) => {
+      const a = Math.floor((t / 1000) * meta.sampleRate);
+      const b = Math.min(pcm.length, Math.floor(((t + 40) / 1000) * meta.sampleRate));
+      let e = 0;
+      for (let i = a; i < b; i++) e += (pcm[i]! / 32768) ** 2;
+      return Math.sqrt(e / Math.max(1, b - a));
+    });
+    const r: Record<string, number> = {};
+    for (const [name, poseAt] of drivers) {
+      const renderer = createFaceRenderer(AVATAR_CATALOGUE[0]!.avatarId, { seed: 7 });
+      const opening = frames.map((t) =>
+        measureMouthOpening(
+          renderer.renderFrame({ timeMs: t, mouth: poseAt(t + 20), parked: false }),
+          renderer.width,
+          renderer.height,
+          renderer.mouthRegion,
+        ),
+      );
+      r[name] = pearson(envelope, opening);
+      console.log(`rendered mouth opening vs envelope, ${name}: r = ${r[name]!.toFixed(2)}`);
+    }
+    expect(r['the sound, with phoneme closures']).toBeGreaterThan(0.7);
+    expect(r['the sound, with phoneme closures']).toBeGreaterThan(r['phoneme shapes alone']! + 0.1);
+  });
+
+  it('the lips close for m, b and p while the sound goes on', () => {
+    const sound = new AudioMouthTracker({ leadMs: 0 });
+    for (let i = 0; i < pcm.length; i += chunk)
+      sound.push(pcm.subarray(i, i + chunk), meta.sampleRate);
+    const closures = meta.phonemes.filter((p) => firstUnit(p) === 'MBP');
+    expect(closures.length).toBeGreaterThan(2);
+    for (const p of closures) {
+      // The timeline closes the lips as the phoneme starts (a little before: coarticulation).
+      const at = p.startMs;
+      expect(sound.poseAt(at).viseme).not.toBe('MBP');
+      expect(speechMouth(sound.poseAt(at), mouthPoseAt(timeline, at)).viseme).toBe('MBP');
+    }
+  });
 });
+
+function pearson(a: number[], b: number[]): number {
+  const mean = (x: number[]): number => x.reduce((s, v) => s + v, 0) / x.length;
+  const ma = mean(a);
+  const mb = mean(b);
+  let cov = 0;
+  let va = 0;
+  let vb = 0;
+  for (let i = 0; i < a.length; i++) {
+    cov += (a[i]! - ma) * (b[i]! - mb);
+    va += (a[i]! - ma) ** 2;
+    vb += (b[i]! - mb) ** 2;
+  }
+  return cov / Math.sqrt(va * vb);
+}

@@ -62,11 +62,11 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     return { sync: lipSync(client, from, to), from, to };
   }
 
-  // The issue's goal is r >= 0.8 "as for the stock avatars"; measured this way the stock avatar
-  // reaches 0.33-0.47 and the photo avatar 0.35-0.51 (the mouth closes on loud fricatives and
-  // bright-toothed visemes read as closed), so the goal is printed and the test asserts what the
-  // shared lip-sync pipeline delivers: a clearly positive correlation, the mouth in step with
-  // the sound (best lag within 200 ms).
+  // The issue's goal is r >= 0.8. The sound drives the mouth (lipsync/speechMouth.ts): measured
+  // this way the photo and the stock avatar reach 0.6 to 0.7 (0.35 to 0.5 when phoneme shapes
+  // alone drove it), so the goal is printed and the test asserts what the pipeline delivers
+  // with a margin for a loaded machine: r > 0.5, the mouth in step with the sound (best lag
+  // within 200 ms).
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
     const p = await speakAndMeasure(photo);
@@ -82,7 +82,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     console.log(
       `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms`,
     );
-    expect(p.sync.correlation).toBeGreaterThan(0.25);
+    expect(p.sync.correlation).toBeGreaterThan(0.5);
     expect(Math.abs(p.sync.lagMs)).toBeLessThanOrEqual(200);
     for (const j of [photo, stock]) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
   }, 120_000);

@@ -66,7 +66,7 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       return ((await res.json()) as { utterance_id: string }).utterance_id;
     };
 
-    it('speaks in the cloned voice with the mouth on the provider timings and the text on lk.chat', async () => {
+    it('speaks in the cloned voice, the mouth moving with it and the text on lk.chat', async () => {
       const { session_id, client } = await stack.session(AVATAR.avatarId, { voice_id: voiceId });
       await client.waitFor(() => client.video.length > 5, 10_000, 'video');
       const text = 'Hello there. This voice comes from the provider, cloned from my clip.';
@@ -97,7 +97,7 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       await stack.visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 120_000);
 
-    it("moves the mouth on the provider's timings, not on the audio: timings reported late move it late", async () => {
+    it("moves the mouth with the voice even where the provider's timings come late", async () => {
       const { session_id, client } = await stack.session(AVATAR.avatarId, { voice_id: voiceId });
       await client.waitFor(() => client.video.length > 5, 10_000, 'video');
       const LAG_MS = 1_500;
@@ -114,8 +114,9 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
           'final',
         );
         const startMs = client.chat.find((m) => m.utterance_id === id)!.atMs;
-        // The voice is loud from the start, but the provider said nothing is spoken before
-        // LAG_MS: a mouth on the timings stays at rest, one on the audio would move.
+        // The voice is loud from the start, but the provider's timings say nothing is spoken
+        // before LAG_MS: the mouth follows the sound (lipsync/speechMouth.ts), so it moves there
+        // all the same; the timings only add the lip closures (m, b, p, f, v) where they say.
         expect(rms(client.audioBetween(startMs + 100, startMs + LAG_MS - 300))).toBeGreaterThan(
           500,
         );
@@ -126,10 +127,8 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
           .framesBetween(startMs + LAG_MS + 300, startMs + LAG_MS + 3_000)
           .map((f) => f.mouth);
         expect(early.length).toBeGreaterThan(5);
-        // At rest, the mouth is still; on the timings, it opens and closes (lips shut on m, p,
-        // b read darker than rest, open vowels lighter).
         const range = (m: number[]) => Math.max(...m) - Math.min(...m);
-        expect(range(early)).toBeLessThan(0.02);
+        expect(range(early)).toBeGreaterThan(0.04);
         expect(range(late)).toBeGreaterThan(0.04);
       } finally {
         fake.behaviour.timingsLagMs = 0;

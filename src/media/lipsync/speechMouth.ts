@@ -1,0 +1,16 @@
+import { LIP_CLOSURES, type MouthPose } from './viseme.js';
+
+/**
+ * The mouth for speech, from what the sound does (`sound`: an `AudioMouthTracker` pose, where
+ * loudness opens the jaw and the spectrum picks the lip shape) and what the phoneme timings say
+ * (`timed`: a `MouthSchedule` pose; rest where none are known). The sound moves the mouth, so
+ * that what a viewer sees opens and closes with what they hear; the timings add the closures
+ * the sound cannot show: the lips pressed for m, b and p, the lip under the teeth for f and v.
+ *
+ * Phoneme shapes alone kept the mouth nearly shut on loud spread and rounded vowels (i, u):
+ * the opening measured in received video then followed the audio envelope at r = 0.35 to 0.5;
+ * driven this way, 0.6 to 0.7 (test/media/session/photoSession.test.ts).
+ */
+export function speechMouth(sound: MouthPose, timed: MouthPose): MouthPose {
+  return LIP_CLOSURES.has(timed.viseme) ? timed : sound;
+}
