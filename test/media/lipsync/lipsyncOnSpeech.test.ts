@@ -116,18 +116,7 @@ describe('lip-sync on real speech', () => {
   it('timeline and tracker agree on when the mouth is open', () => {
     const a = frames.map((t) => mouthPoseAt(timeline, t).openness);
     const b = frames.map((t) => tracker.poseAt(t).openness);
-    const mean = (x: number[]): number => x.reduce((s, v) => s + v, 0) / x.length;
-    const ma = mean(a);
-    const mb = mean(b);
-    let cov = 0;
-    let va = 0;
-    let vb = 0;
-    for (let i = 0; i < a.length; i++) {
-      cov += (a[i]! - ma) * (b[i]! - mb);
-      va += (a[i]! - ma) ** 2;
-      vb += (b[i]! - mb) ** 2;
-    }
-    const r = cov / Math.sqrt(va * vb);
+    const r = pearson(a, b);
     console.log(`openness correlation timeline vs tracker: ${r.toFixed(2)}`);
     expect(r).toBeGreaterThan(0.4);
   });
