@@ -5,6 +5,9 @@ import { ipaToVisemeUnits } from '../../../src/media/lipsync/ipaVisemes.js';
 import { speechMouth } from '../../../src/media/lipsync/speechMouth.js';
 import type { MouthPose } from '../../../src/media/lipsync/viseme.js';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
+import { synthesizeWithEspeak } from '../../../src/media/tts/espeakEngine.js';
+import { espeakRuntime } from '../../../src/media/tts/espeakRuntime.js';
+import { stockVoiceProfile } from '../../../src/media/tts/espeakStockVoices.js';
 import { createFaceRenderer, measureMouthOpening } from '../../../src/media/render/index.js';
 import {
   mouthPoseAt,
@@ -155,8 +158,29 @@ describe('lip-sync on real speech', () => {
       r[name] = pearson(envelope, opening);
       console.log(`rendered mouth opening vs envelope, ${name}: r = ${r[name]!.toFixed(2)}`);
     }
-    expect(r['the sound, with phoneme closures']).toBeGreaterThan(0.7);
+    // 0.78 while the jaw opened on a log scale of loudness, 0.85 in proportion to it.
+    expect(r['the sound, with phoneme closures']).toBeGreaterThan(0.8);
     expect(r['the sound, with phoneme closures']).toBeGreaterThan(r['phoneme shapes alone']! + 0.1);
+  });
+
+  // The fixture above is what the tracker was tuned on; this is speech it was not: two other
+  // texts in the three stock voices, synthesized now. Measured when the jaw went proportional to
+  // loudness: r = 0.73 to 0.84 (0.58 to 0.71 on the old log scale).
+  it('what a viewer sees follows the sound on other texts and voices', async () => {
+    const runtime = await espeakRuntime();
+    const texts = [
+      'Hello there! I am a talking photo. My mouth follows the words I say, and my eyes blink now and then, as yours do.',
+      'The quick brown fox jumps over the lazy dog, while seven wizards quietly vex the jolly king. Shall we begin?',
+    ];
+    for (const avatar of AVATAR_CATALOGUE) {
+      const profile = stockVoiceProfile(avatar.defaultVoice.voiceId)!;
+      for (const text of texts) {
+        const speech = synthesizeWithEspeak(runtime, text, profile.espeak);
+        const r = renderedFollowsSound(speech.pcm, speech.sampleRate, speech.phonemes, avatar);
+        console.log(`${avatar.defaultVoice.name}, "${text.slice(0, 20)}…": r = ${r.toFixed(2)}`);
+        expect(r).toBeGreaterThan(0.7);
+      }
+    }
   });
 
   it('the lips close for m, b and p while the sound goes on', () => {
@@ -173,6 +197,42 @@ describe('lip-sync on real speech', () => {
     }
   });
 });
+
+/**
+ * Pearson r of the mouth opening in rendered frames (40 ms apart, the session's tracker and
+ * phoneme closures driving the mouth) against the audio's RMS in the same 40 ms.
+ */
+function renderedFollowsSound(
+  pcm: Float32Array,
+  sampleRate: number,
+  phonemes: PhonemeTiming[],
+  avatar: (typeof AVATAR_CATALOGUE)[number],
+): number {
+  const sound = new AudioMouthTracker();
+  const chunk = Math.round(sampleRate / 10);
+  for (let i = 0; i < pcm.length; i += chunk) sound.push(pcm.subarray(i, i + chunk), sampleRate);
+  const timeline = visemeTimeline(phonemes);
+  const renderer = createFaceRenderer(avatar.avatarId, { seed: 7 });
+  const envelope: number[] = [];
+  const opening: number[] = [];
+  for (let t = 0; t < (pcm.length / sampleRate) * 1000; t += 40) {
+    const a = Math.floor((t / 1000) * sampleRate);
+    const b = Math.min(pcm.length, Math.floor(((t + 40) / 1000) * sampleRate));
+    let e = 0;
+    for (let i = a; i < b; i++) e += pcm[i]! ** 2;
+    envelope.push(Math.sqrt(e / Math.max(1, b - a)));
+    const mouth = speechMouth(sound.poseAt(t + 20), mouthPoseAt(timeline, t + 20));
+    opening.push(
+      measureMouthOpening(
+        renderer.renderFrame({ timeMs: t, mouth, parked: false }),
+        renderer.width,
+        renderer.height,
+        renderer.mouthRegion,
+      ),
+    );
+  }
+  return pearson(envelope, opening);
+}
 
 function pearson(a: number[], b: number[]): number {
   const mean = (x: number[]): number => x.reduce((s, v) => s + v, 0) / x.length;
