@@ -20,7 +20,10 @@ import {
 import type { ChatMessage } from '../../../src/api/index.js';
 
 export interface VideoSample {
+  /** When the test process got the frame (its own clock, ms since the client was made). */
   atMs: number;
+  /** The frame's render time as the receiver's jitter buffer set it (libwebrtc's clock, ms). */
+  renderMs: number;
   width: number;
   height: number;
   mouth: number;
@@ -28,7 +31,10 @@ export interface VideoSample {
 }
 
 export interface AudioSample {
+  /** When the test process got the chunk (its own clock, ms since the client was made). */
   atMs: number;
+  /** Where the chunk starts on the received audio's own timeline (samples before it), ms. */
+  playoutMs: number;
   rms: number;
   samples: Int16Array;
   sampleRate: number;
@@ -70,6 +76,7 @@ export class AvatarClient {
             for (let i = 0; i < data.length; i += 997) checksum = (checksum * 31 + data[i]!) >>> 0;
             this.video.push({
               atMs: this.now(),
+              renderMs: Number(ev.timestampUs) / 1000,
               width: f.width,
               height: f.height,
               mouth:
@@ -82,6 +89,7 @@ export class AvatarClient {
         })().catch(() => undefined); // the stream errors when the room disconnects
       } else {
         const stream = new AudioStream(track, { sampleRate: 48_000, numChannels: 1 });
+        let samplesBefore = 0;
         (async () => {
           for await (const frame of stream) {
             const samples = new Int16Array(frame.data);
@@ -89,10 +97,12 @@ export class AvatarClient {
             for (const s of samples) sum += s * s;
             this.audio.push({
               atMs: this.now(),
+              playoutMs: (samplesBefore / frame.sampleRate) * 1000,
               rms: Math.sqrt(sum / Math.max(1, samples.length)),
               samples,
               sampleRate: frame.sampleRate,
             });
+            samplesBefore += samples.length;
           }
         })().catch(() => undefined); // the stream errors when the room disconnects
       }

@@ -11,27 +11,43 @@ export interface LipSync {
 }
 
 /**
+ * On which clock the received media are laid out:
+ * - `media` (default): each stream's own timeline, as a player presents it: audio by its sample
+ *   count, video frames at the render time the receiver's jitter buffer gave them. Each timeline
+ *   is placed on the test's clock at its least-delayed delivery. This is what a viewer sees and
+ *   hears; the test process's own delivery delays (a busy machine hands it frames in bursts)
+ *   are not part of it.
+ * - `arrival`: when the test process got each frame and chunk.
+ */
+export type LipSyncClock = 'media' | 'arrival';
+
+/**
  * Both signals in bins of one video frame (40 ms): the audio's RMS amplitude in each bin, the
- * mouth opening of the frame shown then (held until the next one arrives).
+ * mouth opening of the frame shown then (held until the next one).
  */
 export function lipSync(
   client: AvatarClient,
   fromMs: number,
   toMs: number,
-  { binMs = 40, maxLagMs = 240 } = {},
+  { binMs = 40, maxLagMs = 240, clock = 'media' as LipSyncClock } = {},
 ): LipSync {
+  const audioAt = placeOnTestClock(client.audio, (a) => a.playoutMs, clock);
+  const videoAt = placeOnTestClock(client.video, (v) => v.renderMs, clock);
   const n = Math.floor((toMs - fromMs) / binMs);
   const energy = new Float64Array(n);
   const count = new Float64Array(n);
-  for (const a of client.audioBetween(fromMs, toMs)) {
-    const i = Math.floor((a.atMs - fromMs) / binMs);
+  for (const a of client.audio) {
+    const i = Math.floor((audioAt(a) - fromMs) / binMs);
     if (i < 0 || i >= n) continue;
     for (const s of a.samples) energy[i]! += (s / 32768) ** 2;
     count[i]! += a.samples.length;
   }
   const audio = energy.map((e, i) => Math.sqrt(e / Math.max(1, count[i]!)));
   const mouth = new Float64Array(n);
-  const frames = client.framesBetween(fromMs, toMs);
+  const frames = client.video
+    .map((f) => ({ atMs: videoAt(f), mouth: f.mouth }))
+    .filter((f) => f.atMs < toMs)
+    .sort((a, b) => a.atMs - b.atMs);
   for (let f = 0; f < frames.length; f++) {
     const start = Math.max(0, Math.floor((frames[f]!.atMs - fromMs) / binMs));
     const end = f + 1 < frames.length ? Math.floor((frames[f + 1]!.atMs - fromMs) / binMs) : n;
@@ -52,6 +68,21 @@ export function lipSync(
     if (r > best.correlation) best = { correlation: r, lagMs: lag * binMs };
   }
   return best;
+}
+
+/**
+ * Where each sample of a stream lies on the test's clock: its arrival, or its place on the
+ * stream's own timeline shifted by the smallest delivery delay seen.
+ */
+function placeOnTestClock<T extends { atMs: number }>(
+  samples: readonly T[],
+  mediaMs: (s: T) => number,
+  clock: LipSyncClock,
+): (s: T) => number {
+  if (clock === 'arrival') return (s) => s.atMs;
+  let offset = Infinity;
+  for (const s of samples) offset = Math.min(offset, s.atMs - mediaMs(s));
+  return (s) => mediaMs(s) + offset;
 }
 
 function pearson(a: number[], b: number[]): number {

@@ -59,14 +59,21 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     const from = mine[0]!.atMs;
     const to = mine.at(-1)!.atMs + 300;
     await new Promise((r) => setTimeout(r, 500));
-    return { sync: lipSync(client, from, to), from, to };
+    return {
+      sync: lipSync(client, from, to),
+      onArrival: lipSync(client, from, to, { clock: 'arrival' }),
+      from,
+      to,
+    };
   }
 
-  // The issue's goal is r >= 0.8. The sound drives the mouth (lipsync/speechMouth.ts): measured
-  // this way the photo and the stock avatar reach 0.6 to 0.7 (0.35 to 0.5 when phoneme shapes
+  // The issue's goal is r >= 0.8. The sound drives the mouth (lipsync/speechMouth.ts), the jaw in
+  // proportion to loudness: measured this way the photo and the stock avatar reach 0.71 to 0.80
+  // (0.6 to 0.7 while the jaw followed a log scale of loudness, 0.35 to 0.5 when phoneme shapes
   // alone drove it), so the goal is printed and the test asserts what the pipeline delivers
-  // with a margin for a loaded machine: r > 0.5, the mouth in step with the sound (best lag
-  // within 200 ms).
+  // with a margin for a loaded machine: r > 0.55, the mouth in step with the sound (best lag
+  // within 200 ms). Measured on the media's own timelines (see lipSync.ts), which a busy test
+  // process's late delivery does not blur; the figure on arrival times is printed beside it.
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
     const p = await speakAndMeasure(photo);
@@ -74,15 +81,15 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     const frames = photo.client.framesBetween(p.from, p.to);
     expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
     console.log(
-      `photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8)`,
+      `photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8); on arrival times ${p.onArrival.correlation.toFixed(3)} at ${p.onArrival.lagMs} ms`,
     );
     // The stock avatar, measured the same way, for comparison.
     const stock = await stack.session(AVATAR_CATALOGUE[0]!.avatarId);
     const s = await speakAndMeasure(stock);
     console.log(
-      `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms`,
+      `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms`,
     );
-    expect(p.sync.correlation).toBeGreaterThan(0.5);
+    expect(p.sync.correlation).toBeGreaterThan(0.55);
     expect(Math.abs(p.sync.lagMs)).toBeLessThanOrEqual(200);
     for (const j of [photo, stock]) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
   }, 120_000);
