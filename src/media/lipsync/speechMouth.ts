@@ -9,7 +9,7 @@ import { LIP_CLOSURES, type MouthPose } from './viseme.js';
  *
  * Phoneme shapes alone kept the mouth nearly shut on loud spread and rounded vowels (i, u):
  * the opening measured in received video then followed the audio envelope at r = 0.35 to 0.5;
- * driven this way, 0.71 to 0.80 (test/media/session/photoSession.test.ts).
+ * driven this way, 0.73 to 0.84 (test/media/session/photoSession.test.ts).
  */
 export function speechMouth(sound: MouthPose, timed: MouthPose): MouthPose {
   return LIP_CLOSURES.has(timed.viseme) ? timed : sound;

@@ -21,9 +21,12 @@ export interface LipSync {
  */
 export type LipSyncClock = 'media' | 'arrival';
 
+const LAG_STEP_MS = 10;
+
 /**
  * Both signals in bins of one video frame (40 ms): the audio's RMS amplitude in each bin, the
- * mouth opening of the frame shown then (held until the next one).
+ * mouth opening of the frame on screen in the middle of the bin, the video shifted by each lag
+ * (10 ms steps) within `maxLagMs`.
  */
 export function lipSync(
   client: AvatarClient,
@@ -43,29 +46,35 @@ export function lipSync(
     count[i]! += a.samples.length;
   }
   const audio = energy.map((e, i) => Math.sqrt(e / Math.max(1, count[i]!)));
-  const mouth = new Float64Array(n);
   const frames = client.video
     .map((f) => ({ atMs: videoAt(f), mouth: f.mouth }))
-    .filter((f) => f.atMs < toMs)
     .sort((a, b) => a.atMs - b.atMs);
-  for (let f = 0; f < frames.length; f++) {
-    const start = Math.max(0, Math.floor((frames[f]!.atMs - fromMs) / binMs));
-    const end = f + 1 < frames.length ? Math.floor((frames[f + 1]!.atMs - fromMs) / binMs) : n;
-    for (let i = start; i < Math.min(n, end); i++) mouth[i] = frames[f]!.mouth;
-  }
+  /** The mouth of the frame on screen at `t` (the last one shown by then). */
+  const mouthAt = (t: number): number | undefined => {
+    let lo = 0;
+    let hi = frames.length - 1;
+    if (hi < 0 || frames[0]!.atMs > t) return undefined;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (frames[mid]!.atMs <= t) lo = mid;
+      else hi = mid - 1;
+    }
+    return frames[lo]!.mouth;
+  };
+  // Lags in steps finer than a frame: at a whole frame's step, a true offset of half a frame
+  // would cost every measurement the same misalignment.
   let best: LipSync = { correlation: -Infinity, lagMs: 0 };
-  const maxLag = Math.round(maxLagMs / binMs);
-  for (let lag = -maxLag; lag <= maxLag; lag++) {
+  for (let lagMs = -maxLagMs; lagMs <= maxLagMs; lagMs += LAG_STEP_MS) {
     const a: number[] = [];
     const v: number[] = [];
     for (let i = 0; i < n; i++) {
-      const j = i + lag;
-      if (j < 0 || j >= n) continue;
+      const m = mouthAt(fromMs + (i + 0.5) * binMs + lagMs);
+      if (m === undefined) continue;
       a.push(audio[i]!);
-      v.push(mouth[j]!);
+      v.push(m);
     }
     const r = pearson(a, v);
-    if (r > best.correlation) best = { correlation: r, lagMs: lag * binMs };
+    if (r > best.correlation) best = { correlation: r, lagMs };
   }
   return best;
 }
