@@ -13,6 +13,14 @@ export type AvatarImage = string | Uint8Array;
 const NAME_PREFIX = 'photo ';
 /** The most avatars a lookup pages through before it makes a new one. */
 const MAX_LISTED = 2_000;
+/**
+ * How long the making of an avatar is waited for, at least. The service builds it inside the
+ * request: about 3 s on a quiet 2-core machine, 7 s on a fresh node that loads its face models
+ * first, and past the framework's 10 s request timeout on a busy one. Given up early, the build
+ * still completed on the service, and the start failed while an avatar the plugin never learnt
+ * of was stored.
+ */
+export const AVATAR_BUILD_ANSWER_TIMEOUT_MS = 120_000;
 
 /** Makings in flight in this process, by service, key and picture: one build per picture. */
 const inFlight = new Map<string, Promise<Avatar>>();
@@ -67,7 +75,7 @@ async function findOrCreate(
   const started = Date.now();
   const avatar = await client.avatars.create(
     { name, image: bytes, filename: path ? basename(path) : 'portrait' },
-    { signal },
+    { signal, timeoutMs: AVATAR_BUILD_ANSWER_TIMEOUT_MS },
   );
   pluginLog().info(
     { avatar_id: avatar.avatar_id, name, build_ms: Date.now() - started },

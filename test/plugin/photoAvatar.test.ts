@@ -5,7 +5,13 @@ import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvatarSession, VisageApiError, VisageException } from '../../src/index.js';
 import { photoWorkerPool } from '../../src/media/photo/index.js';
-import { ASTRONAUT_PATH, astronaut, astronautJpeg, gif } from '../support/portraits.js';
+import {
+  ASTRONAUT_PATH,
+  astronaut,
+  astronautJpeg,
+  astronautWebp,
+  gif,
+} from '../support/portraits.js';
 import { agentSession } from './agentHarness.js';
 import { startPluginHarness, type PluginHarness } from './pluginHarness.js';
 
@@ -101,6 +107,22 @@ describe('AvatarSession with avatarImage', () => {
     await sut.close();
     await avatar.aclose();
   });
+
+  // The build runs inside POST /v1/avatars: seconds, more on a busy machine. A plugin that gave
+  // up after its request timeout failed the start while the service still stored the avatar.
+  it('waits for a build that outlasts the request timeout', async () => {
+    const before = await photoAvatars();
+    const s = await h.start({
+      avatar: {
+        avatarId: undefined,
+        avatarImage: await astronautWebp(),
+        connOptions: { maxRetry: 0, retryIntervalMs: 100, timeoutMs: 1_000 },
+      },
+    });
+    const photos = await photoAvatars();
+    expect(photos).toHaveLength(before.length + 1);
+    expect(await sessionAvatar(s.sessionId)).toBe(photos[0]!.avatar_id);
+  }, 120_000);
 
   it('refuses avatarImage beside avatarId or sessionId, and an empty picture', () => {
     const base = { apiKey: h.server.secret, apiUrl: h.server.url };
