@@ -75,6 +75,11 @@ export class SimulatedAvatar implements MediaSession {
   readonly log: AvatarLogEntry[] = [];
   /** Drops every lk.chat packet, as a broken data channel would. */
   muted = false;
+  /**
+   * The avatar stops this long (ms) after an interrupt is answered, speaking on meanwhile, as on
+   * a busy machine: its final then carries more than the agent had seen when it interrupted.
+   */
+  interruptLagMs = 0;
   readonly #queue: SpeechItem[] = [];
   #current?: { item: SpeechItem; words: string[]; heard: number; timer: NodeJS.Timeout };
   #waiting = false;
@@ -112,12 +117,16 @@ export class SimulatedAvatar implements MediaSession {
     const dropped = this.#queue.splice(0).length;
     const current = this.#current;
     this.#note({ event: 'interrupt', interrupted: current !== undefined });
-    if (current) {
-      clearTimeout(current.timer);
+    const stop = () => {
+      const playing = this.#current;
+      if (!playing) return;
+      clearTimeout(playing.timer);
       this.#current = undefined;
-      this.#send(current.item, current.words.slice(0, current.heard).join(' '), true);
+      this.#send(playing.item, playing.words.slice(0, playing.heard).join(' '), true);
       this.observer.speakingChanged(false);
-    }
+    };
+    if (this.interruptLagMs > 0) setTimeout(stop, this.interruptLagMs);
+    else stop();
     return { interrupted: current !== undefined, droppedUtterances: dropped };
   }
 

@@ -77,6 +77,37 @@ describe('text mode: the avatar speaks the agent', () => {
     expect(s.session.agentState).toBe('listening');
   });
 
+  // On a loaded machine the avatar stopped, and reported what was heard, more than the old
+  // 750 ms grace after the interrupt: the chat history kept the last interim, words short of
+  // what the frontend showed as heard.
+  it('commits what the avatar reports heard even when its reports come late', async () => {
+    const s = await h.start({ responses: [{ input: 'hello', content: REPLY }] });
+    const speed = h.media.msPerChar;
+    h.media.msPerChar = 60; // a second sentence of about 2 s
+    s.sim.interruptLagMs = 1_000;
+    try {
+      const handle = s.session.generateReply({ userInput: 'hello' });
+      await until(
+        () => s.sim.finals().length === 1 && s.sim.speaking,
+        20_000,
+        'the second sentence to play',
+      );
+      await sleep(300);
+      await s.session.interrupt().await;
+      await handle.waitForPlayout();
+    } finally {
+      h.media.msPerChar = speed;
+    }
+    await until(() => !s.sim.speaking, 5_000, 'the avatar to stop');
+    const heard = s.sim.finals().filter(Boolean).join(' ');
+    expect(heard.length).toBeGreaterThan(SENTENCES[0]!.length + 1);
+    expect(heard.length).toBeLessThan(SENTENCES[0]!.length + 1 + SENTENCES[1]!.length);
+    const messages = s.assistantMessages();
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.interrupted).toBe(true);
+    expect(messages[0]!.textContent).toBe(heard);
+  }, 30_000);
+
   it('interrupts on a barge-in the framework decides (scripted VAD)', async () => {
     const s = await h.start({ responses: [{ input: 'hello', content: REPLY }], withVad: true });
     const handle = s.session.generateReply({ userInput: 'hello' });
