@@ -33,11 +33,13 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     ({ livekit, visage } = stack);
   }, 60_000);
 
+  // Each test's agents, avatars and frontends leave their rooms here: on a loaded machine that
+  // took over a minute.
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await stack?.close();
     await dispose();
-  });
+  }, 180_000);
 
   /** The agent in its room, an AvatarSession started in it, and a frontend listening. */
   async function startAgent(
@@ -330,7 +332,8 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       const f = s.frontend;
       const before = f.now();
       const handle = s.session.say('Hello in my own voice, a tone.');
-      await until(() => s.session.agentState === 'speaking', 10_000, 'speaking');
+      // Generous: under two CPU hogs the tone's first playback_started RPC took over 10 s.
+      await until(() => s.session.agentState === 'speaking', 30_000, 'speaking');
       const speakingAt = f.now();
       await handle.waitForPlayout();
       const doneAt = f.now();
@@ -347,7 +350,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       const long = s.session.say(
         'A much longer tone that the user interrupts half way through it.',
       );
-      await until(() => s.session.agentState === 'speaking', 10_000, 'speaking again');
+      await until(() => s.session.agentState === 'speaking', 30_000, 'speaking again');
       await sleep(800);
       const cutAt = f.now();
       await s.session.interrupt().await;
