@@ -83,8 +83,8 @@ describe('text mode: the avatar speaks the agent', () => {
   it('commits what the avatar reports heard even when its reports come late', async () => {
     const s = await h.start({ responses: [{ input: 'hello', content: REPLY }] });
     const speed = h.media.msPerChar;
-    h.media.msPerChar = 60; // a second sentence of about 2 s
-    s.sim.interruptLagMs = 1_000;
+    h.media.msPerChar = 120; // a second sentence of about 4 s
+    s.sim.interruptLagMs = 800;
     try {
       const handle = s.session.generateReply({ userInput: 'hello' });
       await until(
