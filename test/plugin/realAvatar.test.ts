@@ -318,8 +318,10 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       .join(' ');
     expect(transcript).toBe(heard);
     expect(s.assistantMessages().at(-1)!.textContent).toBe(heard);
+    // Where it was cut depends on how fast the interrupt lands: with other work on the machine it
+    // once landed after the second sentence had ended (151 of 169 characters heard). What is
+    // checked is that the transcript stops exactly where the avatar stopped, before the third.
     expect(transcript.includes('Never heard')).toBe(false);
-    expect(transcript.length).toBeLessThan(reply.length - 20);
   }, 150_000);
 
   it('audio mode: the agent keeps its TTS, its audio reaches the avatar (parked avatars resume first)', async () => {
