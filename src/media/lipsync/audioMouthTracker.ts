@@ -239,10 +239,9 @@ export class AudioMouthTracker {
     // shape itself narrows rounded and spread vowels. Scaling the jaw down per class as well
     // (a rounded vowel to 0.7, a sibilant to 0.45) cost 0.03 to 0.05 of correlation with the
     // envelope on three stock voices and two texts.
-    const goal = level;
-    const tau = goal > this.open ? this.attackMs : this.releaseMs;
-    this.open += (goal - this.open) * (1 - Math.exp(-HOP_MS / tau));
-    if (this.open < 0.02 && goal === 0) this.open = 0;
+    const tau = level > this.open ? this.attackMs : this.releaseMs;
+    this.open += (level - this.open) * (1 - Math.exp(-HOP_MS / tau));
+    if (this.open < 0.02 && level === 0) this.open = 0;
     this.store(this.open, this.open === 0 ? visemeIndex('rest') : this.shape);
   }
 
