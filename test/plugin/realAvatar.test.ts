@@ -296,14 +296,20 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     }
 
     // Word by word: the first sentence's interim stream grew in many chunks as it was said,
-    // over more than a second of the avatar's audio. Judged by the audio received in between
+    // with the avatar's audio arriving in between. Judged by the audio received in between
     // (sample count), not by arrival times: a starved test process receives both in bursts.
+    // Text sent all at once would have next to no audio between its first and last chunk; paced
+    // text has most of the sentence's 4 s. Under load the pacing is uneven (the landing CI of
+    // stop 19 measured 840 ms), so the bar is what tells the two apart, not the quiet figure.
     const first = s.frontend.transcriptions.find((t) => !t.final)!;
     expect(first.chunks.length).toBeGreaterThanOrEqual(5);
     const audioBetween =
       s.frontend.audioMsSince(first.chunks[0]!.atMs) -
       s.frontend.audioMsSince(first.chunks.at(-1)!.atMs);
-    expect(audioBetween).toBeGreaterThan(1_000);
+    console.log(
+      `transcript: ${Math.round(audioBetween)} ms of audio over the first interim's chunks`,
+    );
+    expect(audioBetween).toBeGreaterThan(300);
     // Each final stream closes its interim one under the same segment id.
     for (const f of finalStreams()) {
       expect(s.frontend.transcriptions.some((t) => !t.final && t.segmentId === f.segmentId)).toBe(
