@@ -5,7 +5,7 @@ import { dispose, Room } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { tokenize } from '@livekit/agents';
 import { testLogger } from '../support/testLog.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 import { AvatarSession } from '../../src/index.js';
 import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
@@ -35,8 +35,13 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
     expect(theirs.url).not.toBe(stack.livekit.url);
   }, 60_000);
 
+  // Each test's agent, avatar and frontend leave when it ends, so that they do not pile up and
+  // load the later tests (see realAvatar.test.ts).
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  }, 120_000);
+
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await theirs?.close();
     await stack?.close();
     await dispose();

@@ -3,7 +3,7 @@
 // room with rtc-node, and a frontend participant listening to what the avatar publishes.
 import { dispose, Room, TrackKind } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
 import {
   AvatarSession,
@@ -33,13 +33,21 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
     ({ livekit, visage } = stack);
   }, 60_000);
 
-  // Each test's agents, avatars and frontends leave their rooms here: on a loaded machine that
-  // took over a minute.
+  // Each test's agent, avatar and frontend leave their rooms when it ends. Left to the end of the
+  // file, they piled up (six idle avatars rendering and sending, six frontends receiving by the
+  // last test), and this process's event loop slowed test after test: with two CPU hogs beside
+  // it, its delay went from p50 20 / p99 71 ms in the first test to 115 / 682 ms in the last;
+  // cleaned up per test it stays at about 20 / 43-129 ms. In a loaded full run the last test's
+  // own connect then failed with `handle not found (ReadyForRoomEvent)`: rtc-node drops a room
+  // whose connect callback the process has not answered in time (a 14 s stall passed, 20 s not).
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  }, 120_000);
+
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     await stack?.close();
     await dispose();
-  }, 180_000);
+  }, 120_000);
 
   /** The agent in its room, an AvatarSession started in it, and a frontend listening. */
   async function startAgent(
