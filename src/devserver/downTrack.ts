@@ -67,11 +67,24 @@ export class DownTrack {
     }
     if (this.awaitingKeyframe) {
       if (!isVp8KeyframeStart(rtp.payload)) {
-        this.published.requestKeyframe();
+        // A key frame that went by moments ago is sent from the track's copy: the publisher
+        // would not make another this soon.
+        const recent = this.published.packetsSinceRecentKeyframe();
+        if (recent.length === 0) {
+          this.published.requestKeyframe();
+          return;
+        }
+        this.awaitingKeyframe = false;
+        for (const packet of recent) this.send(packet, false);
         return;
       }
       this.awaitingKeyframe = false;
     }
+    this.send(rtp, sourceSwitched);
+  }
+
+  private send(rtp: RtpPacket, sourceSwitched: boolean): void {
+    const sender = this.transceiver.sender;
     // The sender mutates the header in place and caches the packet for NACKs, and the
     // publisher's extension ids mean nothing on this connection: send a stripped copy.
     const copy = rtp.clone();

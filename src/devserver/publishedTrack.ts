@@ -2,6 +2,7 @@ import { TrackInfo, TrackType } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
 import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from './audioLevel.js';
 import type { DownTrack } from './downTrack.js';
+import { RecentKeyframe } from './recentKeyframe.js';
 import { isVp8KeyframeStart } from './vp8Keyframe.js';
 
 // A subscriber that lost a frame asks again quickly; the publisher's encoder should not be made
@@ -37,6 +38,7 @@ export class PublishedTrack {
   private active?: Layer;
   private readonly downTracks = new Map<string, DownTrack>();
   private lastKeyframeRequest = 0;
+  private readonly recentKeyframe = new RecentKeyframe();
   /** How loud the track is (audio only), for active speaker detection. */
   readonly audioLevel = new AudioLevelMeter();
   packetsReceived = 0;
@@ -94,6 +96,14 @@ export class PublishedTrack {
     return [...this.downTracks.keys()];
   }
 
+  /**
+   * The forwarded packets from the last key frame on, up to the one being forwarded now, while
+   * that key frame is recent (see RecentKeyframe); empty otherwise.
+   */
+  packetsSinceRecentKeyframe(): readonly RtpPacket[] {
+    return this.recentKeyframe.replay(Date.now());
+  }
+
   /** Asks the publisher for a key frame (PLI) on the forwarded layer, rate limited. */
   requestKeyframe(layer = this.active ?? this.layers[0]): void {
     if (!this.isVideo || !this.receiver || layer?.ssrc === undefined) return;
@@ -107,6 +117,7 @@ export class PublishedTrack {
     for (const layer of this.layers) layer.unsubscribe();
     this.layers = [];
     this.active = undefined;
+    this.recentKeyframe.clear();
     for (const downTrack of this.downTracks.values()) downTrack.close();
     this.downTracks.clear();
   }
@@ -149,6 +160,7 @@ export class PublishedTrack {
   }
 
   private forward(rtp: RtpPacket, layerSwitched: boolean): void {
+    if (this.isVideo) this.recentKeyframe.add(rtp, isVp8KeyframeStart(rtp.payload), Date.now());
     for (const downTrack of this.downTracks.values()) downTrack.write(rtp, layerSwitched);
   }
 }
