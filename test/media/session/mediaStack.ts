@@ -119,11 +119,27 @@ export async function startMediaStack(
     apiSecret,
     logs,
     async session(avatarId, extra = {}, clientOptions = {}) {
-      const res = await visage.call('POST', '/v1/sessions', {
-        json: { avatar_id: avatarId, mode: 'video', ...extra },
-      });
-      if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
-      const body = (await res.json()) as Omit<JoinedSession, 'client'>;
+      // A 503 media_unavailable says "try again", and clients do (the plugin retries it): on a
+      // loaded machine rtc-node was seen to leave an avatar's first publication unnegotiated
+      // (its offer carried no track), so that start failed after its bound. Twice more at most.
+      let res: Response | undefined;
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        res = await visage.call('POST', '/v1/sessions', {
+          json: { avatar_id: avatarId, mode: 'video', ...extra },
+        });
+        if (res.status !== 503 || attempt === 3) break;
+        const body = await res.text();
+        if (!body.includes('"media_unavailable"')) {
+          throw new Error(`create answered 503: ${body}`);
+        }
+        console.log(
+          `create answered 503 media_unavailable (attempt ${attempt}), retrying: ${body}`,
+        );
+      }
+      if (res!.status !== 201) {
+        throw new Error(`create answered ${res!.status}: ${await res!.text()}`);
+      }
+      const body = (await res!.json()) as Omit<JoinedSession, 'client'>;
       const client = new AvatarClient(clientOptions);
       clients.push(client);
       await client.join(body.livekit_url, body.participant_token);
