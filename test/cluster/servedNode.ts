@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { testLogStream } from '../support/testLog.js';
 
 /**
  * A `visage serve` node in its own process (the CLI from source), as in production: its API on
@@ -63,6 +64,8 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
     },
   );
   const logs: Record<string, unknown>[] = [];
+  // Into the test file's log (.tmp/logs/), tagged with the node, and kept here for assertions.
+  const file = testLogStream();
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -71,7 +74,11 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
     lines.on('line', (line) => {
       const serving = /serving (http:\/\/\S+)/.exec(line);
       if (serving) resolve(serving[1]!);
-      else if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+      else if (line.startsWith('{')) {
+        const entry = { node: o.nodeId, ...(JSON.parse(line) as Record<string, unknown>) };
+        logs.push(entry);
+        file.write(`${JSON.stringify(entry)}\n`);
+      }
     });
     void exited.then(({ code, signal }) =>
       reject(new Error(`node ${o.nodeId} exited (${signal ?? code}) before serving`)),

@@ -29,6 +29,14 @@ function fileStream(path: string): DestinationStream {
 }
 
 /**
+ * The test file's log file as a stream, for servers in other processes whose JSON lines the
+ * test copies into it.
+ */
+export function testLogStream(): DestinationStream {
+  return fileStream(testLogPath());
+}
+
+/**
  * A logger for a server a test starts: JSON lines into the test file's log file. `extra`, when
  * given, sees every line too (for tests that assert on logs).
  */
