@@ -100,7 +100,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       return c.body(null, CLIENT_CLOSED_REQUEST as 200);
     }
     if (err instanceof DatabaseUnavailableError) {
-      c.get('log').warn({ err: err.message }, 'database unavailable');
+      // The driver's own words say which: refused, reset, or no connection free in time.
+      c.get('log').warn({ err: err.message, cause: String(err.cause) }, 'database unavailable');
       return errorResponse(
         c,
         new ApiError('database_unavailable', 'The database is unreachable; retry shortly.', {

@@ -1,6 +1,7 @@
 import { ERROR_CODES, type EndReason, type ErrorCode } from '../api/index.js';
 import type { AvatarFaceSpec } from '../media/mediaCore.js';
 import { ApiError } from './apiError.js';
+import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
 
 /**
  * What a node asks of a session, in a form that can be stored and applied by the node that
@@ -73,10 +74,21 @@ export function commandFromRow(row: {
   }
 }
 
-/** A failure as a reply: API errors keep their code; anything else is `internal`. */
+/**
+ * A failure as a reply: API errors keep their code, the node's database being away is
+ * `database_unavailable` (as that node would answer it), anything else is `internal`.
+ */
 export function errorReply(err: unknown): Extract<CommandReply, { error: unknown }> {
   if (err instanceof ApiError) {
     return { error: { code: err.code, message: err.message, param: err.options.param } };
+  }
+  if (err instanceof DatabaseUnavailableError) {
+    return {
+      error: {
+        code: 'database_unavailable',
+        message: 'The database is unreachable from the node that runs the session; retry shortly.',
+      },
+    };
   }
   return {
     error: { code: 'internal', message: 'Internal error on the node that runs the session.' },

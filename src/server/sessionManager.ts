@@ -208,18 +208,25 @@ export class SessionManager {
     if ('refused' in inserted || inserted.session.nodeId === this.o.nodeId) handoff?.forget();
     if ('refused' in inserted) throw refusalError(inserted);
     let record = inserted.session;
-    if (record.nodeId === this.o.nodeId) record = await this.launch(record, start);
-    else {
-      const timeoutMs = this.o.limits.createStageTimeoutMs + HANDOFF_MARGIN_MS;
-      await this.startedElsewhere(record, handoff!.wait('start', record.nodeId, timeoutMs));
+    let token: Awaited<ReturnType<typeof mintParticipantToken>> | null;
+    try {
+      if (record.nodeId === this.o.nodeId) record = await this.launch(record, start);
+      else {
+        const timeoutMs = this.o.limits.createStageTimeoutMs + HANDOFF_MARGIN_MS;
+        await this.startedElsewhere(record, handoff!.wait('start', record.nodeId, timeoutMs));
+      }
+      token = caller
+        ? null
+        : await mintParticipantToken(
+            this.o.livekit,
+            record.roomName,
+            this.o.limits.participantTokenTtlSeconds,
+          );
+    } catch (err) {
+      // The client is not told of the session, so it must not hold a slot.
+      await this.abandon(record);
+      throw err;
     }
-    const token = caller
-      ? null
-      : await mintParticipantToken(
-          this.o.livekit,
-          record.roomName,
-          this.o.limits.participantTokenTtlSeconds,
-        );
     log.info(
       {
         key_id: key.id,
@@ -268,6 +275,37 @@ export class SessionManager {
     return session.record;
   }
 
+  /**
+   * Ends a session whose create failed after it was saved, wherever it runs: here (its media
+   * stops), or on another node (the store frees the slot now; that node is told to stop the
+   * avatar, and its reconciliation would anyway). With the database away, the end is recorded
+   * once it is back.
+   */
+  private async abandon(record: SessionRecord): Promise<void> {
+    const live = this.live.get(record.id);
+    if (live) {
+      await this.end(live, 'error');
+      return;
+    }
+    const ended = await this.o.store.endSession(record.id, 'error').catch((err: unknown) => {
+      this.o.log.error({ err, session_id: record.id }, 'could not mark the session ended');
+      if (err instanceof DatabaseUnavailableError) this.unrecordedEnds.set(record.id, 'error');
+      return undefined;
+    });
+    if (ended) {
+      this.o.log.info(
+        { session_id: record.id, end_reason: 'error', node: record.nodeId },
+        'session ended: its create failed',
+      );
+    }
+    if (ended && this.o.cluster && record.nodeId !== this.o.nodeId) {
+      const end = commandRow({ kind: 'end', reason: 'error' });
+      await this.o.cluster.send({ sessionId: record.id, nodeId: record.nodeId, ...end }).catch(
+        () => undefined, // its reconciliation stops the avatar anyway
+      );
+    }
+  }
+
   /** A session placed on another node: waits until that node has its media running. */
   private async startedElsewhere(record: SessionRecord, reply: Promise<unknown>): Promise<void> {
     try {
@@ -279,16 +317,7 @@ export class SessionManager {
     } catch (err) {
       if (!(err instanceof ReplyTimeoutError)) throw err;
       this.o.log.error({ err, session_id: record.id, node: record.nodeId }, 'no answer to a start');
-      // Free the slot; the node stops the avatar if it comes up after all.
-      if (await this.o.store.endSession(record.id, 'error').catch(() => undefined)) {
-        void this.o
-          .cluster!.send({
-            sessionId: record.id,
-            nodeId: record.nodeId,
-            ...commandRow({ kind: 'end', reason: 'error' }),
-          })
-          .catch(() => undefined);
-      }
+      // The create frees the slot (abandon); the node stops the avatar if it comes up after all.
       throw new ApiError(
         'media_unavailable',
         'The node chosen for the session did not start it in time.',

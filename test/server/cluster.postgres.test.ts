@@ -10,6 +10,7 @@ import type {
   MediaSessionSpec,
 } from '../../src/media/mediaCore.js';
 import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { DatabaseUnavailableError } from '../../src/server/store/databaseUnavailable.js';
 import {
   freshPostgresDatabase,
   startTestPostgres,
@@ -299,6 +300,41 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     expect(['unsupported_audio', 'unreadable_audio']).toContain(err.error.code);
     expect(err.error.request_id).toMatch(/^req_/);
     await call(other, 'DELETE', `/v1/sessions/${id}`);
+  });
+
+  it('a create whose start fails on the node it was placed on before its media ran frees its slot', async () => {
+    // The first create stays on the node it came through (ties go to it), the second goes to
+    // node-b, whose database read of the new session fails there (an outage of that node's
+    // connection at that moment; in a loaded cluster run it was its pool timing out).
+    const first = await create(nodes[0]!);
+    expect(ownerOf(first.body.session_id as string)).toBe(nodes[0]);
+    const store = nodes[1]!.server.store;
+    const read = store.getSessionById.bind(store);
+    store.getSessionById = () => {
+      store.getSessionById = read;
+      return Promise.reject(new DatabaseUnavailableError(new Error('connection reset')));
+    };
+    try {
+      const failed = await create(nodes[0]!);
+      expect(failed.status).toBe(503);
+      expect(failed.body).toMatchObject({ error: { code: 'database_unavailable' } });
+      // Nothing of it is left: no live row (its slot is free), no avatar on any node.
+      const rows = await query<{ id: string; node_id: string; status: string; end_reason: string }>(
+        databaseUrl,
+        `SELECT id, node_id, status, end_reason FROM sessions
+         WHERE created_at >= (SELECT created_at FROM sessions WHERE id = $1) AND id <> $1`,
+        [first.body.session_id],
+      );
+      expect(rows).toEqual([
+        { id: expect.any(String), node_id: 'node-b', status: 'ended', end_reason: 'error' },
+      ]);
+      expect(nodes.some((n) => n.media.sessions.has(rows[0]!.id))).toBe(false);
+      const list = await call(nodes[2]!, 'GET', '/v1/sessions?status=active');
+      expect(list.headers.get('x-service-concurrent-sessions')).toBe('1');
+    } finally {
+      store.getSessionById = read;
+      await call(nodes[0]!, 'DELETE', `/v1/sessions/${first.body.session_id as string}`);
+    }
   });
 
   it('revoking a key on the database stops its sessions on every node at once', async () => {
