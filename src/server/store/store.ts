@@ -17,6 +17,7 @@ import {
 } from './notificationListener.js';
 import { openPostgresDatabase } from './postgresDatabase.js';
 import { MIGRATION_LOCK_ID, MIGRATIONS, SCHEMA_TABLE } from './schema.js';
+import { TurnsByKey } from './turnsByKey.js';
 
 /**
  * The one module that knows SQL. Everything persistent (keys, files metadata, voices, sessions)
@@ -256,6 +257,8 @@ function renumber(where: string, shift: number): string {
 export class Store {
   /** The nodes sharing this database, when it is a shared PostgreSQL server. */
   readonly cluster: ClusterStore | undefined;
+  /** Creates of one key, one at a time in this process (see insertSessionWithinCaps). */
+  private readonly createsByKey = new TurnsByKey();
 
   private constructor(
     private readonly db: Database,
@@ -585,8 +588,40 @@ export class Store {
    * COMMITTED, each count after the lock sees every earlier commit). With `node` placement the
    * node's count is serialized by a transaction-scoped advisory lock on the node id; with
    * `cluster` placement by the chosen node's row (see placeOnClusterNode).
+   *
+   * This process takes one key's creates one at a time, and refuses a create at the cap from a
+   * plain count before opening a transaction: a burst of creates for one key (300 at once in the
+   * cluster test) then holds one connection per node instead of queueing every request on the
+   * key's row lock with a connection each, which starved the pool (other requests waited past
+   * its timeout and failed as if the database were down). A count that is stale can only refuse
+   * a create that would have been refused a moment earlier; one under the cap is checked again
+   * under the lock.
    */
-  async insertSessionWithinCaps(
+  insertSessionWithinCaps(
+    s: Omit<
+      SessionRecord,
+      'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status' | 'nodeId'
+    >,
+    placement: Placement,
+  ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
+    return this.createsByKey.run(s.keyId, async () => {
+      const { cap, active } = await this.capAndLiveForKey(s.keyId);
+      if (active >= cap) return { refused: 'concurrency_cap', active, cap };
+      return this.insertSessionLocked(s, placement);
+    });
+  }
+
+  private async capAndLiveForKey(keyId: string): Promise<{ cap: number; active: number }> {
+    const r = await this.db.query<{ cap: number; active: number }>(
+      `SELECT concurrency_cap AS cap,
+         (SELECT count(*)::int FROM sessions WHERE key_id = $1 AND status IN ${LIVE}) AS active
+       FROM api_keys WHERE id = $1`,
+      [keyId],
+    );
+    return r.rows[0]!;
+  }
+
+  private insertSessionLocked(
     s: Omit<
       SessionRecord,
       'createdAt' | 'updatedAt' | 'endedAt' | 'endReason' | 'status' | 'nodeId'
