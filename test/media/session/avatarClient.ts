@@ -154,6 +154,19 @@ export class AvatarClient {
     return this.video.filter((v) => v.atMs >= fromMs && v.atMs < toMs);
   }
 
+  /**
+   * The frames made between `fromMs` and `toMs` on the test's clock, placed by the stream's own
+   * timeline (the render time the receiver gives them, shifted by the least delivery delay seen),
+   * not by their arrival: frames a busy test process is handed late and in a burst count where
+   * they were made. For frame rates: a rate by arrival counted 13 fps for an avatar parked at 5
+   * in a loaded run, the last frames at 25 fps arriving in the window.
+   */
+  framesMadeBetween(fromMs: number, toMs: number): VideoSample[] {
+    let offset = Infinity;
+    for (const v of this.video) offset = Math.min(offset, v.atMs - v.renderMs);
+    return this.video.filter((v) => v.renderMs + offset >= fromMs && v.renderMs + offset < toMs);
+  }
+
   audioBetween(fromMs: number, toMs: number): AudioSample[] {
     return this.audio.filter((a) => a.atMs >= fromMs && a.atMs < toMs);
   }

@@ -142,7 +142,7 @@ describeWebRtc(
       await new Promise((r) => setTimeout(r, 600));
       let from = client.now();
       await new Promise((r) => setTimeout(r, 2_000));
-      const parked = client.framesBetween(from, client.now());
+      const parked = client.framesMadeBetween(from, client.now());
       expect(parked.length / 2).toBeLessThan(10);
       expect(parked.length).toBeGreaterThan(3);
       expect(
@@ -155,7 +155,7 @@ describeWebRtc(
       await new Promise((r) => setTimeout(r, 600));
       from = client.now();
       await new Promise((r) => setTimeout(r, 2_000));
-      expect(client.framesBetween(from, client.now()).length / 2).toBeGreaterThan(18);
+      expect(client.framesMadeBetween(from, client.now()).length / 2).toBeGreaterThan(18);
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 30_000);
 

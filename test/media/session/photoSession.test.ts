@@ -99,7 +99,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
     let from = client.now();
     await new Promise((r) => setTimeout(r, 3_000));
-    const idle = client.framesBetween(from, client.now());
+    const idle = client.framesMadeBetween(from, client.now());
     expect(idle.length / 3).toBeGreaterThan(18);
     expect(new Set(idle.map((f) => f.checksum)).size).toBeGreaterThan(idle.length / 2);
     await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
@@ -108,7 +108,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     await new Promise((r) => setTimeout(r, 600));
     from = client.now();
     await new Promise((r) => setTimeout(r, 2_000));
-    const parked = client.framesBetween(from, client.now());
+    const parked = client.framesMadeBetween(from, client.now());
     expect(parked.length / 2).toBeLessThan(10);
     expect(parked.length).toBeGreaterThan(3);
     await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
