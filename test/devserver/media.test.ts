@@ -15,7 +15,7 @@ import { describeWebRtc } from '../support/network.js';
 import {
   API_KEY,
   API_SECRET,
-  analyseAudio,
+  analyseSine,
   analyseVideo,
   connect,
   publishMovingBar,
@@ -114,7 +114,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       await speaking;
       expect(from.identity).toBe('alice');
       const [audio, video] = await Promise.all([
-        analyseAudio(audioTrack, 2_000),
+        analyseSine(audioTrack, SINE_HZ, { ms: 2_000 }),
         analyseVideo(videoTrack, 2_500),
       ]);
       console.log('audio', audio, 'video', { ...video, barPositions: video.barPositions.size });
@@ -215,7 +215,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       const first = waitForEvent<[RemoteTrack]>(manual, RoomEvent.TrackSubscribed);
       publication.setSubscribed(true);
       const [track] = await first;
-      const audio = await analyseAudio(track, 800);
+      const audio = await analyseSine(track, SINE_HZ);
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
 
       const dropped = waitForEvent(manual, RoomEvent.TrackUnsubscribed);
@@ -250,7 +250,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       expect(late.remoteParticipants.get('alice')?.trackPublications.size).toBe(2);
       const video = await analyseVideo(tracks.get(TrackKind.KIND_VIDEO)!, 1_500);
       expect(video.frames).toBeGreaterThan(15);
-      const audio = await analyseAudio(tracks.get(TrackKind.KIND_AUDIO)!, 1_000);
+      const audio = await analyseSine(tracks.get(TrackKind.KIND_AUDIO)!, SINE_HZ, { ms: 1_000 });
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
 
       const unsubscribed = waitForEvent(late, RoomEvent.TrackUnsubscribed);
