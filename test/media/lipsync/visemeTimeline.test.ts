@@ -86,7 +86,8 @@ describe('visemeTimeline', () => {
     // The bilabial closure is already formed a little before the m is heard.
     expect(mouthPoseAt(tl, speech[2]!.startMs - 5).viseme).toBe('MBP');
     // Opening into the vowel takes a few tens of ms, not one step.
-    const vowelStart = speech[1]!.startMs - 30; // the lead
+    // The lead, and the m's last 15 ms (a closure shows for its core).
+    const vowelStart = speech[1]!.startMs - 30 - 15;
     const early = mouthPoseAt(tl, vowelStart + 5).openness;
     const later = mouthPoseAt(tl, vowelStart + 60).openness;
     expect(early).toBeLessThan(later);
@@ -96,6 +97,30 @@ describe('visemeTimeline', () => {
     const closing = mouthPoseAt(tl, end - 10).openness;
     expect(closing).toBeGreaterThan(0.05);
     expect(mouthPoseAt(tl, end + 250).openness).toBeLessThan(0.05);
+  });
+
+  it('shows a lip closure for its core and gives its edges to the sounds around it', () => {
+    const q = visemeTimeline(
+      phonemes(
+        [
+          ['ˈɑː', 150],
+          ['m', 90],
+          ['ˈɑː', 150],
+          ['b', 30],
+          ['ˈɑː', 150],
+        ],
+        0,
+      ),
+      { leadMs: 0 },
+    );
+    // The 90 ms m (150..240): its first and last 15 ms belong to the vowels.
+    expect(mouthPoseAt(q, 155).viseme).toBe('AA');
+    expect(mouthPoseAt(q, 170).viseme).toBe('MBP');
+    expect(mouthPoseAt(q, 220).viseme).toBe('MBP');
+    expect(mouthPoseAt(q, 235).viseme).toBe('AA');
+    // A closure shorter than a video frame (40 ms, the b at 390..420) is never shortened.
+    expect(mouthPoseAt(q, 392).viseme).toBe('MBP');
+    expect(mouthPoseAt(q, 410).viseme).toBe('MBP');
   });
 
   it('closes during a pause between words', () => {
