@@ -80,6 +80,30 @@ export function lipSync(
 }
 
 /**
+ * The same measure in consecutive windows (default 1.5 s), each at its own best lag: how well the
+ * mouth follows the sound moment by moment, and how far the audio-to-video offset wandered over
+ * the span (a whole-span figure pays for that wander with a single lag).
+ */
+export function lipSyncByWindow(
+  client: AvatarClient,
+  fromMs: number,
+  toMs: number,
+  windowMs = 1_500,
+): { medianCorrelation: number; lagRangeMs: number; windows: LipSync[] } {
+  const windows: LipSync[] = [];
+  for (let t = fromMs; t + windowMs <= toMs; t += windowMs) {
+    windows.push(lipSync(client, t, t + windowMs));
+  }
+  const sorted = windows.map((w) => w.correlation).sort((a, b) => a - b);
+  const lags = windows.map((w) => w.lagMs);
+  return {
+    medianCorrelation: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    lagRangeMs: lags.length > 0 ? Math.max(...lags) - Math.min(...lags) : 0,
+    windows,
+  };
+}
+
+/**
  * Where each sample of a stream lies on the test's clock: its arrival, or its place on the
  * stream's own timeline shifted by the smallest delivery delay seen.
  */

@@ -7,7 +7,7 @@ import { describeWebRtc } from '../../support/network.js';
 import { astronaut, multipartImage } from '../../support/portraits.js';
 import type { TestServer } from '../../server/testServer.js';
 import { rms } from './avatarClient.js';
-import { lipSync } from './lipSync.js';
+import { lipSync, lipSyncByWindow } from './lipSync.js';
 import { startMediaStack, type JoinedSession, type MediaStack } from './mediaStack.js';
 
 /**
@@ -17,6 +17,13 @@ import { startMediaStack, type JoinedSession, type MediaStack } from './mediaSta
 const TEXT =
   'Hello there! I am a talking photo. My mouth follows the words I say, and my eyes blink ' +
   'now and then, as yours do. Every frame is made from the picture you gave me.';
+
+const describeWindows = (w: ReturnType<typeof lipSyncByWindow>): string =>
+  `in 1.5 s windows median ${w.medianCorrelation.toFixed(3)}, best lags spread over ${w.lagRangeMs} ms ` +
+  `[${w.windows.map((x) => `${x.correlation.toFixed(2)} at ${x.lagMs}`).join(', ')}]`;
+
+/** How much audio the subscriber receives before the avatar speaks (see speakAndMeasure). */
+const SETTLE_MS = 5_000;
 
 describeWebRtc('a photo avatar end to end (real WebRTC through the embedded server)', (address) => {
   let stack: MediaStack;
@@ -46,6 +53,15 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
   async function speakAndMeasure(joined: JoinedSession) {
     const { client, session_id } = joined;
     await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
+    // Speak once the subscriber's audio jitter buffer has settled. Measured from the first
+    // seconds after a join, the best lag drifted from -100 ms (the mouth early) to 0 over about
+    // 5 s as the receiver adapted its audio delay, and one lag for the whole text fit no part of
+    // it: r 0.53 to 0.79 where each 1.5 s window alone gave 0.8 to 0.95.
+    await client.waitFor(
+      () => (client.audio.at(-1)?.playoutMs ?? 0) >= SETTLE_MS,
+      SETTLE_MS + 10_000,
+      `${SETTLE_MS} ms of received audio`,
+    );
     const res = await visage.call('POST', `/v1/sessions/${session_id}/speak`, {
       json: { text: TEXT },
     });
@@ -62,18 +78,21 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     return {
       sync: lipSync(client, from, to),
       onArrival: lipSync(client, from, to, { clock: 'arrival' }),
+      byWindow: lipSyncByWindow(client, from, to),
       from,
       to,
     };
   }
 
   // The issue's goal is r >= 0.8. The sound drives the mouth (lipsync/speechMouth.ts), the jaw in
-  // proportion to loudness: measured this way the photo avatar reaches 0.73 to 0.80 and the stock
-  // one 0.75 to 0.84 on a quiet machine (0.6 to 0.7 while the jaw followed a log scale of loudness, 0.35 to 0.5 when phoneme shapes
-  // alone drove it), so the goal is printed and the test asserts what the pipeline delivers
-  // with a margin for a loaded machine: r > 0.55, the mouth in step with the sound (best lag
-  // within 200 ms). Measured on the media's own timelines (see lipSync.ts), which a busy test
-  // process's late delivery does not blur; the figure on arrival times is printed beside it.
+  // proportion to loudness, the phoneme timings adding the cores of the lip closures. Measured
+  // this way on a quiet machine the photo avatar reaches 0.72 to 0.86 (median 0.81 in 11 runs)
+  // and the stock one 0.77 to 0.86; in 1.5 s windows, each at its own lag, 0.86 to 0.91: what the
+  // whole-text figure loses is the audio-to-video offset wandering by 20 to 40 ms at the
+  // subscriber. The goal is printed, and the test asserts what the pipeline delivers with a
+  // margin for a loaded machine: r > 0.55, the mouth in step with the sound (best lag within
+  // 200 ms). Measured on the media's own timelines (see lipSync.ts), which a busy test process's
+  // late delivery does not blur; the figure on arrival times is printed beside it.
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
     const p = await speakAndMeasure(photo);
@@ -81,13 +100,13 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     const frames = photo.client.framesBetween(p.from, p.to);
     expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
     console.log(
-      `photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8); on arrival times ${p.onArrival.correlation.toFixed(3)} at ${p.onArrival.lagMs} ms`,
+      `photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8); on arrival times ${p.onArrival.correlation.toFixed(3)} at ${p.onArrival.lagMs} ms; ${describeWindows(p.byWindow)}`,
     );
     // The stock avatar, measured the same way, for comparison.
     const stock = await stack.session(AVATAR_CATALOGUE[0]!.avatarId);
     const s = await speakAndMeasure(stock);
     console.log(
-      `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms`,
+      `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms; ${describeWindows(s.byWindow)}`,
     );
     expect(p.sync.correlation).toBeGreaterThan(0.55);
     expect(Math.abs(p.sync.lagMs)).toBeLessThanOrEqual(200);
