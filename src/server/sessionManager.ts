@@ -42,6 +42,7 @@ import type {
   SessionRecord,
   Store,
 } from './store/store.js';
+import { TurnsByKey } from './store/turnsByKey.js';
 import { decodeOrReject } from './voiceClip.js';
 
 /** A session this node runs: its media, its timers and the queue that orders its calls. */
@@ -113,9 +114,9 @@ export class SessionManager {
   private readonly live = new Map<string, LiveSession>();
   /**
    * Calls this node hands to other nodes, per session: each is stored after the previous one,
-   * so they keep their arrival order; the tail of the chain.
+   * so they keep their arrival order.
    */
-  private readonly forwarded = new Map<string, Promise<void>>();
+  private readonly forwarded = new TurnsByKey();
   /** The key and node of sessions other nodes run, once looked up (they never change). */
   private readonly owners = new Map<string, { keyId: string; nodeId: string }>();
   private reconcileTimer: NodeJS.Timeout | undefined;
@@ -664,7 +665,7 @@ export class SessionManager {
     kind: DrivingCommand['kind'],
     prepare: () => DrivingCommand | Promise<DrivingCommand>,
   ): Promise<unknown> {
-    const posted = (this.forwarded.get(id) ?? Promise.resolve()).then(async () => {
+    const posted = this.forwarded.run(id, async () => {
       let nodeId = this.owners.get(id)?.keyId === key.id ? this.owners.get(id)!.nodeId : undefined;
       if (!nodeId) {
         const record = await this.get(key, id);
@@ -682,14 +683,6 @@ export class SessionManager {
       const command = commandRow(await prepare());
       const sent = await this.o.cluster!.post({ sessionId: id, nodeId, ...command });
       return { remote: sent.reply, node: nodeId };
-    });
-    const tail = posted.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.forwarded.set(id, tail);
-    void tail.then(() => {
-      if (this.forwarded.get(id) === tail) this.forwarded.delete(id);
     });
     const handed = await posted;
     if ('local' in handed) return handed.local;
