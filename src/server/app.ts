@@ -100,11 +100,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       return c.body(null, CLIENT_CLOSED_REQUEST as 200);
     }
     if (err instanceof DatabaseUnavailableError) {
-      // The driver's own words say which: refused, reset, or no connection free in time.
+      // The driver's own words say which: refused, reset, or no pooled connection free in time.
       c.get('log').warn({ err: err.message, cause: String(err.cause) }, 'database unavailable');
       return errorResponse(
         c,
-        new ApiError('database_unavailable', 'The database is unreachable; retry shortly.', {
+        new ApiError('database_unavailable', `The database is ${err.reason}; retry shortly.`, {
           headers: { 'retry-after': '1' },
         }),
       );

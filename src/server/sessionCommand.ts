@@ -86,7 +86,7 @@ export function errorReply(err: unknown): Extract<CommandReply, { error: unknown
     return {
       error: {
         code: 'database_unavailable',
-        message: 'The database is unreachable from the node that runs the session; retry shortly.',
+        message: `The database is ${err.reason} for the node that runs the session; retry shortly.`,
       },
     };
   }

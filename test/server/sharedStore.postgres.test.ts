@@ -10,6 +10,8 @@ import type {
   SpeechItem,
 } from '../../src/media/mediaCore.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { DatabaseUnavailableError } from '../../src/server/store/databaseUnavailable.js';
+import { openPostgresDatabase } from '../../src/server/store/postgresDatabase.js';
 import { MIGRATIONS } from '../../src/server/store/schema.js';
 import { Store } from '../../src/server/store/store.js';
 import {
@@ -157,6 +159,29 @@ describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
     }
   }, 120_000);
 
+  it('says the database is busy, not unreachable, when every pooled connection stays in use', async () => {
+    const db = await openPostgresDatabase(await freshPostgresDatabase(serverUrl));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // Every connection of the pool (10) held by a transaction that waits.
+    const holders = Array.from({ length: 10 }, () =>
+      db.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        await held;
+      }),
+    );
+    try {
+      const err = await db.query('SELECT 1').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DatabaseUnavailableError);
+      expect((err as DatabaseUnavailableError).reason).toBe('busy');
+      expect((err as Error).message).toMatch(/busy/);
+    } finally {
+      release();
+      await Promise.all(holders);
+      await db.close();
+    }
+  }, 60_000);
+
   it('`visage keys` works on DATABASE_URL and every node applies a change at once', async () => {
     const [a, b] = await startNodes(2);
     const env = { DATABASE_URL: a!.databaseUrl! };
@@ -243,6 +268,7 @@ describe.skipIf(!serverUrl)('when PostgreSQL goes away for a while', () => {
       expect(down.status).toBe(503);
       const body = (await down.json()) as { error: Record<string, string> };
       expect(body.error).toMatchObject({ type: 'unavailable', code: 'database_unavailable' });
+      expect(body.error.message).toMatch(/database is unreachable/);
       expect(body.error.request_id).toMatch(/^req_/);
       expect((await node.call('POST', '/v1/sessions', { json: {} })).status).toBe(503);
       // The live session is untouched while the database is gone.

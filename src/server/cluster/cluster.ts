@@ -384,7 +384,7 @@ export class Cluster {
       alive = await this.db.heartbeat(this.o.nodeId, this.instance);
     } catch (err) {
       if (this.healthySince !== undefined) {
-        this.o.log.warn({ err }, 'heartbeat failed: the database is unreachable; retrying');
+        this.o.log.warn({ err }, 'heartbeat failed: the database is unavailable; retrying');
       }
       this.healthySince = undefined;
       return;

@@ -1,11 +1,29 @@
 /**
- * The database could not be reached (refused, reset, timed out, shutting down). Requests that
- * need it answer 503 `database_unavailable`; the pool reconnects by itself once it is back.
+ * pg-pool's words when a query waited its whole connect timeout for a pooled connection to come
+ * free (a server that does not answer a new connection reads "Connection terminated due to
+ * connection timeout" instead).
+ */
+const POOL_WAIT_TIMEOUT = /timeout exceeded when trying to connect/i;
+
+/**
+ * The database could not be used: unreachable (refused, reset, timed out, shutting down), or
+ * busy (every pooled connection in use for as long as a query may wait). Requests that need it
+ * answer 503 `database_unavailable`, saying which; the pool reconnects by itself once the server
+ * is back.
  */
 export class DatabaseUnavailableError extends Error {
+  readonly reason: 'unreachable' | 'busy';
+
   constructor(cause: unknown) {
-    super('the database is unreachable', { cause });
+    const busy = cause instanceof Error && POOL_WAIT_TIMEOUT.test(cause.message);
+    super(
+      busy
+        ? 'the database is busy: no pooled connection came free in time'
+        : 'the database is unreachable',
+      { cause },
+    );
     this.name = 'DatabaseUnavailableError';
+    this.reason = busy ? 'busy' : 'unreachable';
   }
 }
 
