@@ -89,10 +89,10 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
   // this way on a quiet machine the photo avatar reaches 0.72 to 0.86 (median 0.81 in 11 runs)
   // and the stock one 0.77 to 0.86; in 1.5 s windows, each at its own lag, 0.86 to 0.91: what the
   // whole-text figure loses is the audio-to-video offset wandering by 20 to 40 ms at the
-  // subscriber. The goal is printed, and the test asserts what the pipeline delivers with a
-  // margin for a loaded machine: r > 0.55, the mouth in step with the sound (best lag within
-  // 200 ms). Measured on the media's own timelines (see lipSync.ts), which a busy test process's
-  // late delivery does not blur; the figure on arrival times is printed beside it.
+  // subscriber. The goal is printed; the test asserts the windows (median r > 0.65, the mouth in
+  // step with the sound: median best lag within 200 ms), which hold on a loaded machine.
+  // Measured on the media's own timelines (see lipSync.ts), which a busy test process's late
+  // delivery does not blur; the figure on arrival times is printed beside it.
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
     const p = await speakAndMeasure(photo);
@@ -108,8 +108,12 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     console.log(
       `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms; ${describeWindows(s.byWindow)}`,
     );
-    expect(p.sync.correlation).toBeGreaterThan(0.55);
-    expect(Math.abs(p.sync.lagMs)).toBeLessThanOrEqual(200);
+    // Asserted in windows: a mouth that does not follow the sound scores near 0 in every window,
+    // while the offset's wander on a loaded machine (a jump of 120 ms mid-text was seen with two
+    // CPU hogs: whole-text 0.59, windows 0.86) cannot fail it.
+    expect(p.byWindow.medianCorrelation).toBeGreaterThan(0.65);
+    const lags = p.byWindow.windows.map((w) => Math.abs(w.lagMs)).sort((a, b) => a - b);
+    expect(lags[Math.floor(lags.length / 2)]).toBeLessThanOrEqual(200);
     for (const j of [photo, stock]) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
   }, 120_000);
 
