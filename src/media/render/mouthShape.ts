@@ -46,10 +46,10 @@ const REST: MouthShape = {
 /**
  * Each viseme's full shape, as the differences from the rest mouth. The rounded shapes (O, U, WQ,
  * CH, R) narrow the mouth to 60 to 85 % of its rest width, not to 45 to 75 %: with the jaw dropped
- * behind them their opening then grows with the sound about as much as an open vowel's, and the
- * mouth measured in rendered frames followed the audio envelope at r = 0.86 on average over three
- * stock voices and three texts, against 0.83 when narrower (0.73 to 0.78 on a text full of "o" and
- * "w"; `lipsync/speechMouth.ts`).
+ * behind them their opening then grows with the sound about as much as an open vowel's. The mouth
+ * measured in rendered frames follows the audio envelope at r = 0.79 to 0.84 per stock voice and
+ * text (`test/media/lipsync/lipsyncOnSpeech.test.ts` prints them), where it was 0.75 to 0.83 with
+ * narrower rounded shapes and whole lip closures; the lowest was a text full of "o" and "w".
  */
 const TARGETS: Record<Viseme, Partial<MouthShape>> = {
   rest: {},
