@@ -110,7 +110,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     );
     // Asserted in windows: a mouth that does not follow the sound scores near 0 in every window,
     // while the offset's wander on a loaded machine (a jump of 120 ms mid-text was seen with two
-    // CPU hogs: whole-text 0.59, windows 0.86) cannot fail it.
+    // CPU hogs: whole-text 0.59, windows 0.86) does not fail it.
     expect(p.byWindow.medianCorrelation).toBeGreaterThan(0.65);
     const lags = p.byWindow.windows.map((w) => Math.abs(w.lagMs)).sort((a, b) => a - b);
     expect(lags[Math.floor(lags.length / 2)]).toBeLessThanOrEqual(200);
