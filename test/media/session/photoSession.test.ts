@@ -87,7 +87,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
   // The issue's goal is r >= 0.8. The sound drives the mouth (lipsync/speechMouth.ts), the jaw in
   // proportion to loudness, the phoneme timings adding the cores of the lip closures. Measured
   // this way on a quiet machine the photo avatar reaches 0.68 to 0.86 (median 0.80 in 14 runs)
-  // and the stock one 0.77 to 0.86; in 1.5 s windows, each at its own lag, 0.84 to 0.91: what the
+  // and the stock one 0.75 to 0.86; in 1.5 s windows, each at its own lag, 0.84 to 0.91: what the
   // whole-text figure loses is the audio-to-video offset wandering by 20 to 80 ms at the
   // subscriber. The goal is printed; the test asserts the windows (median r > 0.65, the mouth in
   // step with the sound: median best lag within 200 ms), which hold on a loaded machine.
