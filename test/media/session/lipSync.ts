@@ -89,18 +89,24 @@ export function lipSyncByWindow(
   fromMs: number,
   toMs: number,
   windowMs = 1_500,
-): { medianCorrelation: number; lagRangeMs: number; windows: LipSync[] } {
+): { medianCorrelation: number; medianAbsLagMs: number; lagRangeMs: number; windows: LipSync[] } {
   const windows: LipSync[] = [];
   for (let t = fromMs; t + windowMs <= toMs; t += windowMs) {
     windows.push(lipSync(client, t, t + windowMs));
   }
-  const sorted = windows.map((w) => w.correlation).sort((a, b) => a - b);
   const lags = windows.map((w) => w.lagMs);
   return {
-    medianCorrelation: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    medianCorrelation: median(windows.map((w) => w.correlation)),
+    medianAbsLagMs: median(lags.map(Math.abs)),
     lagRangeMs: lags.length > 0 ? Math.max(...lags) - Math.min(...lags) : 0,
     windows,
   };
+}
+
+/** The middle value (the upper one of an even count); 0 for none. */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 /**
