@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
-import { dispose } from '@livekit/rtc-node';
+import { dispose, type Room } from '@livekit/rtc-node';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
@@ -136,6 +136,34 @@ function lipSyncOffset(client: AvatarClient, fromMs: number, toMs: number): numb
   return best * step;
 }
 
+/** What the subscriber's audio jitter buffer (libwebrtc's NetEq) has delayed so far. */
+interface JitterBufferTotals {
+  delayS: number;
+  emitted: number;
+}
+
+async function audioJitterBuffer(room: Room): Promise<JitterBufferTotals | undefined> {
+  const stats = await room.getRtcStats();
+  for (const s of stats.subscriberStats) {
+    if (s.stats.case !== 'inboundRtp' || s.stats.value.stream?.kind !== 'audio') continue;
+    const inbound = s.stats.value.inbound;
+    return {
+      delayS: inbound?.jitterBufferDelay ?? 0,
+      emitted: Number(inbound?.jitterBufferEmittedCount ?? 0),
+    };
+  }
+  return undefined;
+}
+
+/** The mean time (ms) a sample spent in the jitter buffer between two readings. */
+function meanJitterBufferMs(
+  from?: JitterBufferTotals,
+  to?: JitterBufferTotals,
+): number | undefined {
+  if (!from || !to || to.emitted <= from.emitted) return undefined;
+  return ((to.delayS - from.delayS) / (to.emitted - from.emitted)) * 1000;
+}
+
 // ---- latencies, five rounds (with the default: a worker per core) ---------------------------
 const latencyNode = await startNode(WORKER_CONFIGS.at(-1)!);
 const visage = latencyNode.visage;
@@ -150,6 +178,7 @@ const speakStages: Record<string, number[]> = {
   'TTS first chunk': [],
   'resample + handed to the AudioSource': [],
   'AudioSource queue, Opus, network, jitter buffer (to audible)': [],
+  "  of which: the subscriber's audio jitter buffer (libwebrtc's mean delay)": [],
 };
 /** Epoch ms of a client time (performance.now() based), comparable with the node's marks. */
 const epochOf = (client: AvatarClient, atMs: number) => performance.timeOrigin + client.t0 + atMs;
@@ -157,6 +186,7 @@ for (let round = 0; round < rounds(); round++) {
   const { s, client, videoMs } = await openSession(visage);
   createToVideo.push(videoMs);
   await sleep(800);
+  const bufferBefore = await audioJitterBuffer(client.room);
   const sentAt = client.now();
   const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
   await client.waitFor(
@@ -166,6 +196,7 @@ for (let round = 0; round < rounds(); round++) {
   );
   const audibleAt = client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs;
   speakToAudio.push(audibleAt - sentAt);
+  const buffered = meanJitterBufferMs(bufferBefore, await audioJitterBuffer(client.room));
   const marks = await latencyNode.marks(utterance_id);
   if (marks) {
     const handedAt = marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;
@@ -175,6 +206,7 @@ for (let round = 0; round < rounds(); round++) {
     stages[2]!.push(marks.first_chunk_ms);
     stages[3]!.push(marks.handed_ms);
     stages[4]!.push(epochOf(client, audibleAt) - handedAt);
+    if (buffered !== undefined) stages[5]!.push(buffered);
   }
   await client.waitFor(
     () => client.finals().some((m) => m.utterance_id === utterance_id),
