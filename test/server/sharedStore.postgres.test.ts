@@ -182,6 +182,41 @@ describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
     }
   }, 60_000);
 
+  it('a connection that the server drops in the middle of a transaction fails that transaction, and only it', async () => {
+    // PostgreSQL going down (or an administrator) ends every connection with a FATAL message.
+    // pg-pool listens for errors only on idle connections: on one checked out by a transaction
+    // and between two queries, the 'error' event found no listener and was thrown from the
+    // socket's data handler, which crashes a node (seen as an unhandled error in a loaded CI run,
+    // when the cluster test stopped its PostgreSQL server during a transaction).
+    const url = await freshPostgresDatabase(serverUrl);
+    const db = await openPostgresDatabase(url);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const failed = await db
+        .transaction(async (tx) => {
+          const [{ pid }] = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
+            .rows as [{ pid: number }];
+          await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+          // The FATAL message arrives while no query of this transaction runs.
+          await new Promise((r) => setTimeout(r, 500));
+          await tx.query('SELECT 1');
+        })
+        .catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(DatabaseUnavailableError);
+      expect(uncaught).toEqual([]);
+      // The pool replaced the connection: the next query works.
+      expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await admin.end();
+      await db.close();
+    }
+  }, 60_000);
+
   it('`visage keys` works on DATABASE_URL and every node applies a change at once', async () => {
     const [a, b] = await startNodes(2);
     const env = { DATABASE_URL: a!.databaseUrl! };

@@ -49,8 +49,13 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
       } catch (err) {
         throw unavailableOr(err);
       }
-      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
       let broken: unknown;
+      // pg-pool listens for errors on idle connections only. One the server drops while this
+      // transaction holds it between two queries emits 'error' here: without a listener that
+      // is thrown from the socket and crashes the process. The next query then fails.
+      const lost = (err: Error) => (broken = err);
+      client.on('error', lost);
+      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
       try {
         await tx.query('BEGIN');
         const result = await fn(tx);
@@ -62,6 +67,7 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
         throw err;
       } finally {
         // A connection that failed mid-transaction is destroyed, not reused.
+        client.off('error', lost);
         client.release(broken instanceof Error ? broken : undefined);
       }
     },
