@@ -1,6 +1,7 @@
 /**
- * Embedded LiveKit-compatible server: its CPU per forwarded stream, and the join time (connect()
- * to the first subscribed video frame) for 1, 4 and 16 subscribers, side by side in one run.
+ * Embedded LiveKit-compatible server: its CPU per forwarded stream, the join time (connect()
+ * to the first subscribed video frame) for 1, 4 and 16 subscribers, and how soon a publisher that
+ * joins a room is seen by a subscriber already there (an avatar joining a call), in one run.
  *
  * One rtc-node publisher sends the test harness's moving-bar video (320x240 VP8, 25 fps) and a
  * sine (Opus); N rtc-node subscribers join at once. The server runs in its own process
@@ -147,6 +148,58 @@ async function joinSubscriber(room: string, identity: string, watch: boolean) {
   } satisfies Subscriber;
 }
 
+interface PublisherJoin {
+  /** The late publisher's connect() resolved. */
+  connectedMs: number;
+  /** Both its publishTrack() calls resolved. */
+  publishedMs: number;
+  /** The first frame of its video decoded at the subscriber that was waiting. */
+  frameMs: number;
+}
+
+/**
+ * A subscriber waits in a room; a publisher joins and publishes video and audio at once, as an
+ * avatar does. Times from the publisher's connect(): the publisher's DTLS handshake is in it,
+ * which the subscriber joins above are not (there the server offers and the SDK answers).
+ */
+async function publisherJoin(round: number): Promise<PublisherJoin> {
+  const room = `bench-publish-${round}`;
+  const watcher = new Room();
+  const firstFrame = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('no video from the publisher')),
+      JOIN_TIMEOUT_MS,
+    );
+    watcher.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+      if (track.kind !== TrackKind.KIND_VIDEO) return;
+      const reader = new VideoStream(track).getReader();
+      void reader.read().then(() => {
+        clearTimeout(timer);
+        resolve(performance.now());
+        void reader.cancel();
+      }, reject);
+    });
+  });
+  await watcher.connect(serverUrl, await token(room, 'watcher'), {
+    autoSubscribe: true,
+    dynacast: false,
+  });
+  const late = new Room();
+  const started = performance.now();
+  await late.connect(serverUrl, await token(room, 'publisher'), {
+    autoSubscribe: false,
+    dynacast: false,
+  });
+  const connectedMs = performance.now() - started;
+  const [lateVideo, lateAudio] = await Promise.all([publishMovingBar(late), publishSine(late)]);
+  const publishedMs = performance.now() - started;
+  const frameMs = (await firstFrame) - started;
+  await Promise.all([lateVideo.stop(), lateAudio.stop()]);
+  await late.disconnect();
+  await watcher.disconnect();
+  return { connectedMs, publishedMs, frameMs };
+}
+
 interface Row {
   subscribers: number;
   streams: number;
@@ -168,6 +221,7 @@ await publisher.connect(serverUrl, await token(ROOM, 'publisher'), {
 const video = await publishMovingBar(publisher);
 const audio = await publishSine(publisher);
 const rows: Row[] = [];
+const publisherJoins: PublisherJoin[] = [];
 try {
   for (const count of SUBSCRIBER_COUNTS) {
     const joined = await Promise.all(
@@ -203,6 +257,9 @@ try {
     });
     await Promise.all(joined.map((j) => j.stop()));
     await sleep(1_000);
+  }
+  for (let round = 0; round < (QUICK ? 3 : 5); round++) {
+    publisherJoins.push(await publisherJoin(round));
   }
 } finally {
   await Promise.all([video.stop(), audio.stop()]);
@@ -254,7 +311,16 @@ for (const [i, line] of table.entries()) {
   console.log(`| ${line.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`);
   if (i === 0) console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 }
+const median = (pick: (j: PublisherJoin) => number) =>
+  percentile(publisherJoins.map(pick), 0.5).toFixed(0);
+console.log(
+  `\nA publisher joins a room a subscriber is in (video + audio at once, as an avatar), from its ` +
+    `connect(), median of ${publisherJoins.length}: connected ${median((j) => j.connectedMs)} ms, ` +
+    `both tracks published ${median((j) => j.publishedMs)} ms, first frame at the subscriber ` +
+    `${median((j) => j.frameMs)} ms (${publisherJoins.map((j) => j.frameMs.toFixed(0)).join(', ')}).`,
+);
 await recordFigures('devserver', {
+  publisherJoinMs: publisherJoins,
   rows: rows.map((row) => ({
     subscribers: row.subscribers,
     cpuPercent: row.cpuPercent,
