@@ -1,5 +1,6 @@
 import { RTCPeerConnection, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
 import type { Logger } from 'pino';
+import { keepEarlyDtls } from './earlyDtls.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
 import { acceptInactiveSections, parseOfferedMedia, type OfferedMedia } from './sdp.js';
 
@@ -72,6 +73,10 @@ export class PublisherPeer {
       // every transceiver this side has keeps its section (as if it had been used to send).
       for (const t of this.pc.getTransceivers()) t.usedForSender = true;
       await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      // Answer as the DTLS server (a=setup:passive). As the client (werift's default for an
+      // answer), werift waits a fixed 100 ms before its first ClientHello; as the server, the
+      // SDK's ClientHello starts the handshake as soon as ICE is up (see earlyDtls.ts).
+      for (const dtls of this.pc.dtlsTransports) if (dtls.role === 'auto') dtls.role = 'server';
       const answer = await this.pc.createAnswer().catch((err: unknown) => {
         // What werift could not pair, for the log: the offer's sections and its transceivers.
         this.log.warn(
@@ -86,6 +91,7 @@ export class PublisherPeer {
         throw err;
       });
       const local = await this.pc.setLocalDescription(answer);
+      keepEarlyDtls(this.pc);
       this.log.debug(
         {
           offered: media.map((m) => `${m.mid}:${m.kind}:${m.direction}${m.rejected ? ':0' : ''}`),
