@@ -24,6 +24,11 @@ export interface MediaStack {
   /** Every log line both servers wrote at warn or above (the media sessions' included). */
   logs: Record<string, unknown>[];
   /**
+   * Creates a session (`POST /v1/sessions`, video mode) as a client should: a 503
+   * media_unavailable is retried, twice at most. Answers the 201 body.
+   */
+  create(avatarId: string, extra?: Record<string, unknown>): Promise<CreatedSession>;
+  /**
    * Creates a session and joins its room as a frontend would, both tracks subscribed. The
    * client measures the mouth in `mouthRegion` (default: the stock avatars' MOUTH_REGION).
    */
@@ -35,12 +40,15 @@ export interface MediaStack {
   close(): Promise<void>;
 }
 
-export interface JoinedSession {
+export interface CreatedSession {
   session_id: string;
   livekit_url: string;
   participant_token: string;
   agent_identity: string;
   room_name: string;
+}
+
+export interface JoinedSession extends CreatedSession {
   client: AvatarClient;
 }
 
@@ -111,6 +119,27 @@ export async function startMediaStack(
   });
   storage.files = visage.files;
   const clients: AvatarClient[] = [];
+  const create = async (avatarId: string, extra: Record<string, unknown> = {}) => {
+    // A 503 media_unavailable says "try again", and clients do (the plugin retries it): on a
+    // loaded machine rtc-node was seen to leave an avatar's first publication unnegotiated
+    // (its offer carried no track), so that start failed after its bound. Twice more at most.
+    let res: Response | undefined;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      res = await visage.call('POST', '/v1/sessions', {
+        json: { avatar_id: avatarId, mode: 'video', ...extra },
+      });
+      if (res.status !== 503 || attempt === 3) break;
+      const body = await res.text();
+      if (!body.includes('"media_unavailable"')) {
+        throw new Error(`create answered 503: ${body}`);
+      }
+      console.log(`create answered 503 media_unavailable (attempt ${attempt}), retrying: ${body}`);
+    }
+    if (res!.status !== 201) {
+      throw new Error(`create answered ${res!.status}: ${await res!.text()}`);
+    }
+    return (await res!.json()) as CreatedSession;
+  };
   return {
     livekit,
     visage,
@@ -118,28 +147,9 @@ export async function startMediaStack(
     apiKey,
     apiSecret,
     logs,
+    create,
     async session(avatarId, extra = {}, clientOptions = {}) {
-      // A 503 media_unavailable says "try again", and clients do (the plugin retries it): on a
-      // loaded machine rtc-node was seen to leave an avatar's first publication unnegotiated
-      // (its offer carried no track), so that start failed after its bound. Twice more at most.
-      let res: Response | undefined;
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        res = await visage.call('POST', '/v1/sessions', {
-          json: { avatar_id: avatarId, mode: 'video', ...extra },
-        });
-        if (res.status !== 503 || attempt === 3) break;
-        const body = await res.text();
-        if (!body.includes('"media_unavailable"')) {
-          throw new Error(`create answered 503: ${body}`);
-        }
-        console.log(
-          `create answered 503 media_unavailable (attempt ${attempt}), retrying: ${body}`,
-        );
-      }
-      if (res!.status !== 201) {
-        throw new Error(`create answered ${res!.status}: ${await res!.text()}`);
-      }
-      const body = (await res!.json()) as Omit<JoinedSession, 'client'>;
+      const body = await create(avatarId, extra);
       const client = new AvatarClient(clientOptions);
       clients.push(client);
       await client.join(body.livekit_url, body.participant_token);

@@ -24,12 +24,9 @@ describeWebRtc('room timeouts', (address) => {
     rooms = new RoomServiceClient(stack.livekit.httpUrl, stack.apiKey, stack.apiSecret);
   }
 
-  async function create(visage: TestServer, extra: Record<string, unknown> = {}) {
-    const res = await visage.call('POST', '/v1/sessions', {
-      json: { avatar_id: AVATAR_CATALOGUE[1]!.avatarId, mode: 'video', ...extra },
-    });
-    expect(res.status).toBe(201);
-    return (await res.json()) as { session_id: string; room_name: string };
+  /** A session of the stack's Visage server; a 503 media_unavailable is retried (mediaStack.ts). */
+  async function create(extra: Record<string, unknown> = {}) {
+    return stack.create(AVATAR_CATALOGUE[1]!.avatarId, extra);
   }
 
   async function session(visage: TestServer, id: string) {
@@ -51,8 +48,8 @@ describeWebRtc('room timeouts', (address) => {
 
   it('keeps a session nobody joins until its own idle timeout, parked ones beyond', async () => {
     await setup();
-    const idle = await create(stack.visage, { idle_timeout_seconds: 8 });
-    const parked = await create(stack.visage, { idle_timeout_seconds: 5 });
+    const idle = await create({ idle_timeout_seconds: 8 });
+    const parked = await create({ idle_timeout_seconds: 5 });
     const park = await stack.visage.call(
       'POST',
       `/v1/sessions/${parked.session_id}/waiting_state`,
@@ -81,7 +78,7 @@ describeWebRtc('room timeouts', (address) => {
   }, 90_000);
 
   it('ends a session room_closed when the server closes its empty room', async () => {
-    const s = await create(stack.visage);
+    const s = await create();
     // Someone shortens the room's empty timeout: the server closes it (ROOM_CLOSED).
     await rooms.createRoom({ name: s.room_name, emptyTimeout: 1, departureTimeout: 1 });
     expect(await waitEnded(stack.visage, s.session_id, 20_000)).toMatchObject({
