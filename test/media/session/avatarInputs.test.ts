@@ -144,7 +144,7 @@ describeWebRtc(
       };
 
       // A whole segment plays out and is reported finished, not interrupted, at its full length.
-      let from = client.now();
+      const from = client.now();
       for (const frame of sine(1.5)) await output.captureFrame(frame);
       output.flush();
       await client.waitFor(() => finished.length === 1, 10_000, 'playback_finished');
@@ -167,17 +167,21 @@ describeWebRtc(
           .reduce((ms, a) => ms + (a.samples.length / a.sampleRate) * 1000, 0);
       await client.waitFor(() => loudMs() >= 1_000, 20_000, 'a second of the long segment');
       output.clearBuffer();
-      const cut = client.now();
       await client.waitFor(() => finished.length === 2, 5_000, 'interrupted playback_finished');
       const second = JSON.stringify(finished[1]);
       expect(finished[1]!.interrupted, second).toBe(true);
       // Cut before its end (10 s): how far it got depends on the machine's load, not on the rule.
       expect(finished[1]!.playbackPosition, second).toBeLessThan(10);
+      // It stopped: whatever reached the subscriber once the audio in flight arrived is what the
+      // avatar says it played, give or take the audio in flight. Counted by received samples, not
+      // by arrival times: a loaded test process received audio heard before the cut more than
+      // 600 ms after it (a loaded CI run), which a window after the cut took for audio that went on.
       await new Promise((r) => setTimeout(r, 1_500));
-      from = cut + 600;
-      expect(rms(client.audioBetween(from, client.now())), 'audio after clear_buffer').toBeLessThan(
-        150,
-      );
+      const heardMs = loudMs();
+      const playedMs = finished[1]!.playbackPosition * 1000;
+      expect(heardMs, `${second}: heard ${heardMs} ms`).toBeLessThan(playedMs + 600);
+      // Well short of the segment's 10 s (it played on for seconds before the cut stopped it).
+      expect(heardMs).toBeLessThan(8_000);
 
       await agentRoom.disconnect();
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
