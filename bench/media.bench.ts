@@ -14,6 +14,7 @@ import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
 import { QUICK, recordFigures, rounds, summary } from './support/figures.js';
+import type { JoinMarks } from './support/firstAudioLog.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
@@ -73,6 +74,11 @@ async function startNode(workers: number) {
       child.stdin!.write(`marks ${utteranceId}\n`);
       return (await nextLine()) as unknown as FirstAudioMarks | null;
     },
+    /** The avatar's log line on its join (liveKitMediaSession.ts), by room. */
+    joinMarks: async (room: string) => {
+      child.stdin!.write(`join ${room}\n`);
+      return (await nextLine()) as unknown as JoinMarks | null;
+    },
     quit: async () => {
       child.stdin!.write('quit\n');
       await new Promise((r) => child.once('exit', r));
@@ -89,11 +95,25 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function openSession(visage: VisageClient) {
   const t0 = performance.now();
   const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video' });
+  const created = performance.now();
   const client = new AvatarClient();
   await client.join(s.livekit_url, s.participant_token!);
+  const joined = performance.now();
   await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
-  const videoMs = client.video[0]!.atMs + client.t0 - t0;
-  return { s, client, videoMs };
+  const videoAt = client.video[0]!.atMs + client.t0;
+  /** Epoch ms of a performance.now() reading, comparable with the node's marks. */
+  const epoch = (at: number) => performance.timeOrigin + at;
+  return {
+    s,
+    client,
+    videoMs: videoAt - t0,
+    times: {
+      startedAt: epoch(t0),
+      createdAt: epoch(created),
+      joinedAt: epoch(joined),
+      videoAt: epoch(videoAt),
+    },
+  };
 }
 
 /** The lag (ms) that best aligns mouth opening with the audio envelope; > 0: video late. */
@@ -180,11 +200,41 @@ const speakStages: Record<string, number[]> = {
   'AudioSource queue, Opus, network, jitter buffer (to audible)': [],
   "  of which: the subscriber's audio jitter buffer (libwebrtc's mean delay)": [],
 };
+/** create -> avatar video at a subscriber, step by step (ms), from the avatar's join line. */
+const createStages: Record<string, number[]> = {
+  'HTTP + store + hand-over to the media (to the join)': [],
+  'room set-up (RoomService CreateRoom) + avatar token': [],
+  "avatar's connect()": [],
+  'publish audio + video (one offer)': [],
+  'the server lists both tracks (RoomService poll)': [],
+  'first frame rendered': [],
+  'answer back to the caller': [],
+  "subscriber's connect()": [],
+  'connect() -> first video frame at the subscriber': [],
+};
 /** Epoch ms of a client time (performance.now() based), comparable with the node's marks. */
 const epochOf = (client: AvatarClient, atMs: number) => performance.timeOrigin + client.t0 + atMs;
 for (let round = 0; round < rounds(); round++) {
-  const { s, client, videoMs } = await openSession(visage);
+  const { s, client, videoMs, times } = await openSession(visage);
   createToVideo.push(videoMs);
+  const join = await latencyNode.joinMarks(s.room_name);
+  if (join) {
+    const steps = [
+      join.join_started_at - times.startedAt,
+      join.room_ms ?? 0,
+      join.connect_ms,
+      join.publish_ms,
+      join.tracks_received_ms ?? 0,
+      join.first_frame_ms,
+    ];
+    const joinedAt = join.join_started_at + steps.slice(1).reduce((a, b) => a + b, 0);
+    steps.push(
+      times.createdAt - joinedAt,
+      times.joinedAt - times.createdAt,
+      times.videoAt - times.joinedAt,
+    );
+    Object.values(createStages).forEach((xs, i) => xs.push(steps[i]!));
+  }
   await sleep(800);
   const bufferBefore = await audioJitterBuffer(client.room);
   const sentAt = client.now();
@@ -334,15 +384,19 @@ console.table({
   'interrupt -> silence': fmt(interruptToSilence),
   'lip-sync offset (video minus audio)': fmt(lipSync),
 });
+const stageTable = (stages: Record<string, number[]>) =>
+  console.table(
+    Object.fromEntries(
+      Object.entries(stages).map(([stage, xs]) => {
+        const { median, p95 } = summary(xs);
+        return [stage, { median: median.toFixed(1), p95: p95.toFixed(1) }];
+      }),
+    ),
+  );
+console.log('create -> avatar video at subscriber, where the time goes (ms):');
+stageTable(createStages);
 console.log('speak -> first audible audio, where the time goes (ms):');
-console.table(
-  Object.fromEntries(
-    Object.entries(speakStages).map(([stage, xs]) => {
-      const { median, p95 } = summary(xs);
-      return [stage, { median: median.toFixed(1), p95: p95.toFixed(1) }];
-    }),
-  ),
-);
+stageTable(speakStages);
 const configName = (workers: number) =>
   workers === 0 ? 'media in the API process' : `${workers} media worker${workers > 1 ? 's' : ''}`;
 for (const { workers, steps } of capacities) {
@@ -372,6 +426,9 @@ console.table(
 );
 await recordFigures('media', {
   createToVideoMs: summary(createToVideo),
+  createStagesMs: Object.fromEntries(
+    Object.entries(createStages).map(([k, xs]) => [k, summary(xs)]),
+  ),
   speakToAudioMs: summary(speakToAudio),
   speakStagesMs: Object.fromEntries(Object.entries(speakStages).map(([k, xs]) => [k, summary(xs)])),
   interruptToSilenceMs: summary(interruptToSilence),

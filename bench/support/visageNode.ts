@@ -3,7 +3,9 @@
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
  * namespace address; argv[3] media worker processes (0, the default: media in this process).
  * Prints one JSON line when ready; answers "cpu" on stdin with its CPU time (its media workers'
- * included) and "mem" with its resident memory, its media workers' and the LiveKit process's.
+ * included), "mem" with its resident memory, its media workers' and the LiveKit process's,
+ * "marks <utterance>" with an utterance's way to its first audio and "join <room>" with the
+ * steps of the avatar's join into that room.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,7 @@ const address = process.argv[2]!;
 const workers = Number(process.argv[3] ?? 0);
 // Logs go to stderr (warnings and worse): stdout is the answer channel to the bench. The media's
 // "first audio" lines (from this process or its workers) are kept for the "marks" request.
-const { log, marks: firstAudio } = firstAudioLog();
+const { log, marks: firstAudio, joins } = firstAudioLog();
 const keys = { devkey: 'bench-secret-0123456789' };
 // The LiveKit server runs in its own process, as under `visage dev`.
 const livekit = await startLivekitProcess({
@@ -102,6 +104,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     );
   } else if (line.startsWith('marks ')) {
     process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);
+  } else if (line.startsWith('join ')) {
+    process.stdout.write(`${JSON.stringify(joins.get(line.slice(5)) ?? null)}\n`);
   } else if (line === 'quit') {
     break;
   }

@@ -210,6 +210,15 @@ export class LiveKitMediaSession implements MediaSession {
 
   private async join(): Promise<void> {
     const { spec, log, stageTimeoutMs } = this.o;
+    // How long each step of the join took (ms), for the log line below and the bench.
+    const steps: Record<string, number> = {};
+    let stepStart = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      steps[name] = Math.round(now - stepStart);
+      stepStart = now;
+    };
+    const joinStartedAt = Date.now();
     let token: string;
     if ('token' in spec.livekit) {
       // The caller's own LiveKit: its token is all Visage has (no RoomService credentials).
@@ -232,6 +241,7 @@ export class LiveKitMediaSession implements MediaSession {
         spec.agentIdentity,
         spec.publishOnBehalf,
       );
+      step('room_ms');
     }
     this.room.on(RoomEvent.Disconnected, (reason) => {
       if (this.closing) return;
@@ -255,6 +265,7 @@ export class LiveKitMediaSession implements MediaSession {
       stageTimeoutMs,
       'joining the room timed out',
     );
+    step('connect_ms');
     attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
     const local = this.room.localParticipant!;
     // Both tracks at once, so that they go out in one offer. Published one after the other, on a
@@ -289,6 +300,7 @@ export class LiveKitMediaSession implements MediaSession {
         'publishing the video track timed out',
       ),
     ]);
+    step('publish_ms');
     // Frames flow while the server's view is checked, so that the first key frame is not held
     // back by the check (a failed start stops them with the rest of the session).
     const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
@@ -308,14 +320,18 @@ export class LiveKitMediaSession implements MediaSession {
         const kinds = missing.map((sid) => (sid === audio.sid ? 'audio' : 'video')).join(' and ');
         throw new Error(`the LiveKit server never received the avatar's ${kinds} track`);
       }
+      step('tracks_received_ms');
     }
     this.audioTrackSid = audio.sid;
     await withTimeout(firstFrame, stageTimeoutMs, 'rendering the first frame timed out');
+    step('first_frame_ms');
     log.info(
       {
         room: spec.roomName,
         identity: spec.agentIdentity,
         join_ms: Math.round(performance.now() - started),
+        join_started_at: joinStartedAt,
+        ...steps,
       },
       'avatar joined the room and published its tracks',
     );
