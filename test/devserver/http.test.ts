@@ -23,8 +23,9 @@ import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 const KEY = 'devkey';
 const SECRET = 'http-test-secret-0123456789';
 
-async function joinToken(room: string, identity: string, secret = SECRET) {
+async function joinToken(room: string, identity: string, secret = SECRET, kind?: 'agent') {
   const at = new AccessToken(KEY, secret, { identity });
+  if (kind) at.kind = kind;
   at.addGrant({ room, roomJoin: true });
   return at.toJwt();
 }
@@ -165,6 +166,18 @@ describe('dev server HTTP endpoints and signalling', () => {
     });
     expect(refused.status).toBe(401);
     expect(refused.body).toMatch(/invalid token/);
+  });
+
+  it('tells agents that may publish, and only them, to publish fast (negotiate at once)', async () => {
+    const joinOf = async (identity: string, kind?: 'agent') => {
+      const token = await joinToken('fast-room', identity, SECRET, kind);
+      const { ws, messages } = await upgradeStatus(`ws://${base}/rtc?access_token=${token}`);
+      const join = (await waitForMessage(messages, 'join')) as JoinResponse;
+      ws!.close();
+      return join;
+    };
+    expect((await joinOf('an-agent', 'agent')).fastPublish).toBe(true);
+    expect((await joinOf('a-person')).fastPublish).toBe(false);
   });
 
   it('sends a JoinResponse with non-zero ping settings and answers pings', async () => {
