@@ -12,6 +12,7 @@ import {
   VideoFrame,
   VideoSource,
   type RemoteParticipant,
+  type RoomOptions,
 } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
@@ -58,6 +59,21 @@ export interface LiveKitMediaSessionOptions {
 /** The AudioSource's queue: short, so an interrupt is heard as silence quickly. */
 const AUDIO_QUEUE_MS = 200;
 const VIDEO_MAX_BITRATE = 1_200_000n;
+
+/**
+ * How the avatar joins: with two peer connections (publisher and subscriber), the mode every
+ * LiveKit server speaks. Left to its default, rtc-node first asks for `/rtc/v1` (one peer
+ * connection for both directions); a server without it (the embedded one) refuses, and rtc-node
+ * falls back with six unused receive transceivers on its publisher connection and, granted fast
+ * publish, a connect() that waits for that connection too: 186-212 ms against 113-115 ms for
+ * one join on the embedded server. (rtc-node's `RoomOptions` type omits the field; the FFI
+ * options it is passed to carry it.)
+ */
+const JOIN_OPTIONS: RoomOptions & { singlePeerConnection: boolean } = {
+  autoSubscribe: false,
+  dynacast: false,
+  singlePeerConnection: false,
+};
 /**
  * Audio reaches a subscriber later than video captured at the same moment (the audio source's
  * native buffering and the receiver's jitter buffer). Measured with `npm run bench` (lip-sync
@@ -261,7 +277,7 @@ export class LiveKitMediaSession implements MediaSession {
     });
     const started = performance.now();
     await withTimeout(
-      this.room.connect(spec.livekit.url, token, { autoSubscribe: false, dynacast: false }),
+      this.room.connect(spec.livekit.url, token, JOIN_OPTIONS),
       stageTimeoutMs,
       'joining the room timed out',
     );
@@ -309,9 +325,14 @@ export class LiveKitMediaSession implements MediaSession {
       // rtc-node resolves a publication once the server announced the track, before the track
       // is negotiated; under load it was seen to never send the offer for the second track (the
       // server got the audio only, no error anywhere, and an agent waited for the avatar's video
-      // for good). Publishing it again on the same connection did not help (rtc-node then timed
-      // out waiting for the server's answer it had been sent). So the start fails, and the create
-      // with it (503), rather than report a session without video; a retry joins afresh.
+      // for good). The likely cause is in its debounced negotiation (rust-sdks'
+      // utils/debouncer.rs): a request that comes while the debounced offer is being made is
+      // accepted and never acted on. Servers that grant fast publish (LiveKit's, and the
+      // embedded one for agents) switch rtc-node to a queue that retries such a request after
+      // the answer; others do not. Publishing it again on the same connection did not help
+      // (rtc-node then timed out waiting for the server's answer it had been sent). So the start
+      // fails, and the create with it (503), rather than report a session without video; a
+      // retry joins afresh.
       const missing = await tracksNotReceived(this.roomService(spec.livekit), spec, [
         audio.sid!,
         video.sid!,
@@ -368,6 +389,11 @@ function sleep(ms: number): Promise<void> {
 
 /** How long the server may take to negotiate a published track before the start gives up. */
 const TRACK_ARRIVAL_MS = 5_000;
+/**
+ * How often the start asks the server for the tracks it lists: each wait is time the create's
+ * answer may sit idle after the tracks arrived (50 ms cost 25 ms at the median).
+ */
+const TRACK_POLL_MS = 20;
 
 /**
  * The tracks among `sids` that the server still does not list for the avatar after a while
@@ -390,7 +416,7 @@ async function tracksNotReceived(
     const received = new Set(info.tracks.map((t) => t.sid));
     const missing = sids.filter((sid) => !received.has(sid));
     if (missing.length === 0 || performance.now() > deadline) return missing;
-    await sleep(50);
+    await sleep(TRACK_POLL_MS);
   }
 }
 

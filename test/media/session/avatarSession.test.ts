@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { trackPitch, pitchStatistics } from '../../../src/media/voice/index.js';
+import { rejectUpgrade, tokenFromRequest } from '../../../src/devserver/index.js';
 import { describeWebRtc } from '../../support/network.js';
 import type { TestServer } from '../../server/testServer.js';
 import { concatAudio, rms } from './avatarClient.js';
@@ -28,6 +29,30 @@ describeWebRtc(
       expect(res.status).toBe(202);
       return ((await res.json()) as { utterance_id: string }).utterance_id;
     };
+
+    it('joins with two peer connections (no /rtc/v1 attempt) and publishes fast, as an agent', async () => {
+      // Every /rtc/v1 upgrade is refused here as the server does, by the joining identity.
+      const v1Attempts: string[] = [];
+      stack.livekit.http.upgrade('/rtc/v1', async (req, socket, _head, url) => {
+        const token = tokenFromRequest(req.headers.authorization, url.searchParams);
+        const payload = token?.split('.')[1] ?? '';
+        const claims = JSON.parse(Buffer.from(payload, 'base64url').toString() || '{}') as {
+          sub?: string;
+        };
+        v1Attempts.push(claims.sub ?? '?');
+        rejectUpgrade(socket, 404, 'not found');
+      });
+      const { session_id, agent_identity, room_name, client } = await session();
+      await client.waitFor(() => client.video.length > 0, 10_000, 'video');
+      // The frontend's rtc-node, left to its defaults, asks for /rtc/v1 first (so the refusals
+      // are seen here); the avatar does not.
+      expect(v1Attempts.length).toBeGreaterThan(0);
+      expect(v1Attempts).not.toContain('?');
+      expect(v1Attempts).not.toContain(agent_identity);
+      const avatar = stack.livekit.rooms.get(room_name)?.participant(agent_identity);
+      expect(avatar?.isAgent).toBe(true);
+      await visage.call('DELETE', `/v1/sessions/${session_id}`);
+    }, 30_000);
 
     it('publishes 512x512 video at about 25 fps that never freezes, and near-silent audio when idle', async () => {
       const { session_id, client } = await session();
