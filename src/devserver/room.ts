@@ -161,7 +161,7 @@ export class Room extends EventEmitter<RoomEvents> {
         participant: participant.toInfo(),
         otherParticipants: this.visibleParticipants(participant).map((p) => p.toInfo()),
         serverVersion: SERVER_VERSION,
-        subscriberPrimary: true,
+        subscriberPrimary: participant.permission.canSubscribe,
         // LiveKit's fast publish: the SDK negotiates its publisher connection at once and sends
         // each later offer without its 150 ms debounce. LiveKit gives it to every publisher;
         // here only agents get it (an avatar's tracks reach the room ~170 ms sooner). The SDKs
@@ -259,10 +259,8 @@ export class Room extends EventEmitter<RoomEvents> {
           }),
         onStateChange: (state) => {
           participant.log.debug({ state }, 'subscriber connection');
-          if (state === 'connected' && participant.state === ParticipantInfo_State.JOINED) {
-            participant.state = ParticipantInfo_State.ACTIVE;
-            this.broadcastParticipant(participant);
-          }
+          if (state === 'connected' && participant.permission.canSubscribe)
+            this.activate(participant);
         },
       },
       participant.log,
@@ -280,10 +278,21 @@ export class Room extends EventEmitter<RoomEvents> {
           if (track) this.unpublish(participant, track.sid);
         },
         onData: (label, data) => this.relayData(participant, data, label !== '_lossy'),
-        onStateChange: (state) => participant.log.debug({ state }, 'publisher connection'),
+        onStateChange: (state) => {
+          participant.log.debug({ state }, 'publisher connection');
+          if (state === 'connected' && !participant.permission.canSubscribe)
+            this.activate(participant);
+        },
       },
       participant.log,
     );
+  }
+
+  /** The participant's primary connection is up (LiveKit's JOINED -> ACTIVE). */
+  private activate(participant: Participant): void {
+    if (participant.state !== ParticipantInfo_State.JOINED) return;
+    participant.state = ParticipantInfo_State.ACTIVE;
+    this.broadcastParticipant(participant);
   }
 
   private publish(participant: Participant, track: PublishedTrack): void {

@@ -23,10 +23,16 @@ import { startDevServer, type DevServer } from '../../src/devserver/index.js';
 const KEY = 'devkey';
 const SECRET = 'http-test-secret-0123456789';
 
-async function joinToken(room: string, identity: string, secret = SECRET, kind?: 'agent') {
+async function joinToken(
+  room: string,
+  identity: string,
+  secret = SECRET,
+  kind?: 'agent',
+  canSubscribe = true,
+) {
   const at = new AccessToken(KEY, secret, { identity });
   if (kind) at.kind = kind;
-  at.addGrant({ room, roomJoin: true });
+  at.addGrant({ room, roomJoin: true, canSubscribe });
   return at.toJwt();
 }
 
@@ -178,6 +184,16 @@ describe('dev server HTTP endpoints and signalling', () => {
     };
     expect((await joinOf('an-agent', 'agent')).fastPublish).toBe(true);
     expect((await joinOf('a-person')).fastPublish).toBe(false);
+  });
+
+  it('makes the publisher connection primary for a participant that cannot subscribe, as LiveKit', async () => {
+    const token = await joinToken('primary-room', 'publish-only', SECRET, 'agent', false);
+    const { ws, messages } = await upgradeStatus(`ws://${base}/rtc?access_token=${token}`);
+    const join = (await waitForMessage(messages, 'join')) as JoinResponse;
+    ws!.close();
+    // The SDK then waits for its publisher connection alone, negotiated at join.
+    expect(join.subscriberPrimary).toBe(false);
+    expect(join.fastPublish).toBe(true);
   });
 
   it('sends a JoinResponse with non-zero ping settings and answers pings', async () => {
