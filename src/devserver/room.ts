@@ -161,10 +161,11 @@ export class Room extends EventEmitter<RoomEvents> {
         participant: participant.toInfo(),
         otherParticipants: this.visibleParticipants(participant).map((p) => p.toInfo()),
         serverVersion: SERVER_VERSION,
+        // As LiveKit: the publisher connection is primary for one that may not subscribe.
         subscriberPrimary: participant.permission.canSubscribe,
         // LiveKit's fast publish: the SDK negotiates its publisher connection at once and sends
         // each later offer without its 150 ms debounce. LiveKit gives it to every publisher;
-        // here only agents get it (an avatar's tracks reach the room ~170 ms sooner). The SDKs
+        // here only agents get it (an avatar's tracks reach the room ~200 ms sooner). The SDKs
         // first ask for /rtc/v1, which this server does not speak, and after that fallback their
         // connect() waits for the publisher connection too: given to every publisher, one
         // subscriber's join took 280-330 ms against 180, sixteen at once 6-10 s against 1.7 s.
