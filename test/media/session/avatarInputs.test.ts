@@ -155,18 +155,29 @@ describeWebRtc(
       expect(rms(client.audioBetween(from, client.now())), 'segment audio').toBeGreaterThan(1000);
 
       // A long segment cut by clear_buffer stops at once and reports how far it got. It is cut
-      // once all of it is sent and a second of it has been heard: on a loaded machine sending
-      // took seconds, and a 4 s segment cut 1 s after sending had already played out.
+      // as an agent cuts its speech on barge-in: while its audio is still being sent, once a
+      // second of it has been heard; the agent stops sending, clears and flushes. (Cutting after
+      // all of it was sent raced the sending: on a loaded machine, sending 10 s of audio a
+      // 10 ms frame at a time took 9.5 s, the segment had nearly played out before the cut, and
+      // the jitter buffer's stretching under load made more audio heard than the avatar played.)
       const secondFrom = client.now();
-      for (const frame of sine(10)) await output.captureFrame(frame);
-      output.flush();
       const loudMs = () =>
         client
           .audioBetween(secondFrom, Infinity)
           .filter((a) => a.rms > 1000)
           .reduce((ms, a) => ms + (a.samples.length / a.sampleRate) * 1000, 0);
+      let cut = false;
+      const sending = (async () => {
+        for (const frame of sine(10)) {
+          if (cut) return;
+          await output.captureFrame(frame);
+        }
+      })();
       await client.waitFor(() => loudMs() >= 1_000, 20_000, 'a second of the long segment');
+      cut = true;
+      await sending;
       output.clearBuffer();
+      output.flush();
       await client.waitFor(() => finished.length === 2, 5_000, 'interrupted playback_finished');
       const second = JSON.stringify(finished[1]);
       expect(finished[1]!.interrupted, second).toBe(true);
@@ -178,6 +189,8 @@ describeWebRtc(
       // 600 ms after it (a loaded CI run), which a window after the cut took for audio that went on.
       await new Promise((r) => setTimeout(r, 1_500));
       const heardMs = loudMs();
+      // One lk.playback_finished per segment: the flush after the cut adds none.
+      expect(finished, JSON.stringify(finished)).toHaveLength(2);
       const playedMs = finished[1]!.playbackPosition * 1000;
       expect(heardMs, `${second}: heard ${heardMs} ms`).toBeLessThan(playedMs + 600);
       // Well short of the segment's 10 s (it played on for seconds before the cut stopped it).
