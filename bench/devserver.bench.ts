@@ -83,6 +83,12 @@ const serverCpu = async () => {
   return { cpuMs: cpuMs!, at: at! };
 };
 const serverUrl = (await nextMessage('ready')).url!;
+/** Server and client (this process, rtc-node's native threads included) CPU time, ms. */
+const cpuNow = async () => {
+  const { cpuMs, at } = await serverCpu();
+  const client = process.cpuUsage();
+  return { serverMs: cpuMs, clientMs: (client.user + client.system) / 1000, at };
+};
 
 // ---- clients ------------------------------------------------------------------------------
 
@@ -204,6 +210,12 @@ interface Row {
   subscribers: number;
   streams: number;
   cpuPercent: number;
+  /** The bench process's CPU (publisher and subscribers, rtc-node's threads included). */
+  clientCpuPercent: number;
+  /** CPU of one join, server and clients together, less the background. */
+  joinCpuMs?: number;
+  /** What that CPU allows the join p50 to be at best on this machine's cores. */
+  joinFloorP50?: number;
   joinP50?: number;
   joinMax?: number;
   connectedP50?: number;
@@ -224,21 +236,36 @@ const rows: Row[] = [];
 const publisherJoins: PublisherJoin[] = [];
 try {
   for (const count of SUBSCRIBER_COUNTS) {
+    const joinStart = await cpuNow();
     const joined = await Promise.all(
       Array.from({ length: count }, (_, i) => joinSubscriber(ROOM, `sub-${count}-${i}`, i === 0)),
     );
+    const joinEnd = await cpuNow();
     await sleep(SETTLE_MS);
-    const before = await serverCpu();
+    const before = await cpuNow();
     const framesBefore = joined[0]?.frames() ?? 0;
     await sleep(MEASURE_MS);
-    const after = await serverCpu();
+    const after = await cpuNow();
     const framesAfter = joined[0]?.frames() ?? 0;
+    // What the joins cost both sides, less what the same time costs with nobody joining (the
+    // publisher encoding, the server's ingest: the ingest-only row).
+    const background = rows[0] ? (rows[0].cpuPercent + rows[0].clientCpuPercent) / 100 : 0;
+    const joinWall = joinEnd.at - joinStart.at;
+    const joinCpu = joinEnd.serverMs - joinStart.serverMs + joinEnd.clientMs - joinStart.clientMs;
     const joinTimes = joined.map((j) => j.joinMs);
     rows.push({
       subscribers: count,
       // Each subscriber receives the video and the audio track.
       streams: count * 2,
-      cpuPercent: ((after.cpuMs - before.cpuMs) / (after.at - before.at)) * 100,
+      cpuPercent: ((after.serverMs - before.serverMs) / (after.at - before.at)) * 100,
+      clientCpuPercent: ((after.clientMs - before.clientMs) / (after.at - before.at)) * 100,
+      joinCpuMs: count ? (joinCpu - background * joinWall) / count : undefined,
+      // The soonest the median join could end if every core did nothing but joins, one after
+      // another in arrival order: half of them, their CPU spread over the cores left over.
+      joinFloorP50: count
+        ? (Math.ceil(count / 2) * ((joinCpu - background * joinWall) / count)) /
+          (cpus().length - background)
+        : undefined,
       joinP50: count ? percentile(joinTimes, 0.5) : undefined,
       joinMax: count ? Math.max(...joinTimes) : undefined,
       connectedP50: count
@@ -285,6 +312,8 @@ const table = [
     'of which: connected p50',
     'track subscribed p50',
     'video fps at a subscriber',
+    'CPU per join, server + clients (ms)',
+    'CPU floor for join p50 (ms)',
   ],
   ...rows.map((row) => [
     String(row.subscribers),
@@ -296,6 +325,8 @@ const table = [
     format(row.connectedP50, 0),
     format(row.subscribedP50, 0),
     format(row.fps),
+    format(row.joinCpuMs, 0),
+    format(row.joinFloorP50, 0),
   ]),
 ];
 const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)));
@@ -305,7 +336,10 @@ console.log(
 );
 console.log(
   'CPU per forwarded stream = (server CPU - ingest-only CPU) / streams; join = connect() to ' +
-    'first decoded video frame, all N joining at once.\n',
+    'first decoded video frame, all N joining at once. CPU per join = (server + this ' +
+    "process's CPU while they join - the ingest-only row's rate) / N; the clients share the " +
+    'machine. CPU floor for join p50 = the first half of the joins, one after another, on ' +
+    'the cores the background leaves.\n',
 );
 for (const [i, line] of table.entries()) {
   console.log(`| ${line.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`);
@@ -329,5 +363,8 @@ await recordFigures('devserver', {
     connectedP50Ms: row.connectedP50 ?? null,
     subscribedP50Ms: row.subscribedP50 ?? null,
     fps: row.fps ?? null,
+    clientCpuPercent: row.clientCpuPercent,
+    joinCpuMs: row.joinCpuMs ?? null,
+    joinFloorP50Ms: row.joinFloorP50 ?? null,
   })),
 });
