@@ -17,9 +17,6 @@ const watched = new WeakSet<object>();
  * succeeded, a moment earlier. werift dropped that ClientHello, and the handshake waited for the
  * SDK's retransmission: 150 to 180 ms of every connection's start, measured on loopback (the
  * first ClientHello 1.5 ms before werift's DTLS started, the next one 155 ms after).
- * On a subscriber connection werift is the controlling side, and its ICE is connected once its
- * own nomination is answered, again after the SDK's ClientHello: there the retransmission came
- * about 50 ms later.
  *
  * Call after each local description is set (the transports exist then, and no DTLS can arrive
  * before ICE checks start); transports already watched are left alone.
