@@ -17,6 +17,9 @@ const watched = new WeakSet<object>();
  * succeeded, a moment earlier. werift dropped that ClientHello, and the handshake waited for the
  * SDK's retransmission: 150 to 180 ms of every connection's start, measured on loopback (the
  * first ClientHello 1.5 ms before werift's DTLS started, the next one 155 ms after).
+ * On a subscriber connection werift is the controlling side, and its ICE is connected once its
+ * own nomination is answered, again after the SDK's ClientHello: there the retransmission came
+ * about 50 ms later.
  *
  * Call after each local description is set (the transports exist then, and no DTLS can arrive
  * before ICE checks start); transports already watched are left alone.
@@ -34,10 +37,13 @@ export function keepEarlyDtls(pc: RTCPeerConnection): void {
       if (state === 'new') return;
       listener.unSubscribe();
       states.unSubscribe();
-      // `connecting` is announced just before werift creates its DTLS endpoint (in the same
-      // turn): replay once it exists.
+      // `connecting` is announced just before werift creates its DTLS endpoint, synchronously:
+      // replay in a microtask, once it exists and before any record that arrives after it. A
+      // later turn (setImmediate) let live records go first on a busy event loop: the handshake
+      // was under way when the stale ClientHellos came, werift started it over, and the SDK's
+      // connection never came up (1 of 16 joins at once, about every other run).
       if (state === 'connecting' && early.length > 0) {
-        setImmediate(() => {
+        queueMicrotask(() => {
           for (const data of early.splice(0)) connection.onData.execute(data);
         });
       }

@@ -183,7 +183,6 @@ export class Room extends EventEmitter<RoomEvents> {
         }),
       }),
     });
-    participant.subscriber?.start();
     this.broadcastParticipant(participant);
     if (participant.autoSubscribe && participant.permission.canSubscribe) {
       for (const other of this.participants.values()) {
@@ -191,6 +190,8 @@ export class Room extends EventEmitter<RoomEvents> {
         for (const track of other.tracks.values()) this.subscribe(participant, other, track);
       }
     }
+    // One offer with the data channels and every track subscribed above.
+    participant.subscriber?.start();
     participant.log.info('participant joined');
     this.emit('participantJoined', participant);
   }

@@ -1,6 +1,7 @@
 import { RTCPeerConnection, type RTCDataChannel } from 'werift';
 import type { Logger } from 'pino';
 import { DownTrack } from './downTrack.js';
+import { keepEarlyDtls } from './earlyDtls.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
 import type { PublishedTrack } from './publishedTrack.js';
 
@@ -32,6 +33,12 @@ export class SubscriberPeer {
   /** The offer waiting for its answer: sent again when a resumed signal connection lost it. */
   private pendingOffer?: { sdp: string; id: number };
   private closed = false;
+  /**
+   * No offer before start(): the tracks a joiner subscribes to at once go into its first offer.
+   * Added while that offer was being made, they asked for a second one, the same again, whose
+   * round trip held up the join's DTLS handshake.
+   */
+  private started = false;
   /** Down tracks added since the last completed negotiation: they need a key frame. */
   private fresh: DownTrack[] = [];
   private readonly published = new Map<DownTrack, PublishedTrack>();
@@ -62,6 +69,7 @@ export class SubscriberPeer {
   }
 
   start(): void {
+    this.started = true;
     this.requestNegotiation();
   }
 
@@ -142,7 +150,7 @@ export class SubscriberPeer {
   }
 
   private requestNegotiation(): void {
-    if (this.closed) return;
+    if (this.closed || !this.started) return;
     if (this.negotiating) {
       this.negotiateAgain = true;
       return;
@@ -156,6 +164,9 @@ export class SubscriberPeer {
     try {
       const offer = await this.pc.createOffer();
       const local = await this.pc.setLocalDescription(offer);
+      // The SDK answers a=setup:active, which makes this side the DTLS server: its ClientHello
+      // can come before werift's own ICE nomination has been answered (see earlyDtls.ts).
+      keepEarlyDtls(this.pc);
       this.offerId++;
       this.pendingOffer = { sdp: local.toSdp().sdp, id: this.offerId };
       this.events.onOffer(this.pendingOffer.sdp, this.pendingOffer.id);

@@ -17,8 +17,8 @@ import {
 } from 'livekit-server-sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startDevServer, type DevServer } from '../../src/devserver/index.js';
+import { upgradeStatus, waitForMessage } from './rawSignal.js';
 
 const KEY = 'devkey';
 const SECRET = 'http-test-secret-0123456789';
@@ -34,36 +34,6 @@ async function joinToken(
   if (kind) at.kind = kind;
   at.addGrant({ room, roomJoin: true, canSubscribe });
   return at.toJwt();
-}
-
-/** Opens a WebSocket and resolves with the upgrade's HTTP status (101 when accepted). */
-function upgradeStatus(url: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; body: string; ws?: WebSocket; messages: SignalResponse[] }>(
-    (resolve) => {
-      const ws = new WebSocket(url, { headers });
-      // Attached before 'open': the JoinResponse can arrive in the same chunk as the upgrade.
-      const messages: SignalResponse[] = [];
-      ws.on('message', (data: Buffer) => messages.push(SignalResponse.fromBinary(data)));
-      ws.on('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, messages }));
-      });
-      ws.on('open', () => resolve({ status: 101, body: '', ws, messages }));
-      ws.on('error', () => undefined);
-    },
-  );
-}
-
-/** The first message of `kind` received on a raw signal connection (5 s at most). */
-async function waitForMessage(messages: SignalResponse[], kind: SignalResponse['message']['case']) {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const found = messages.find((m) => m.message.case === kind);
-    if (found) return found.message.value;
-    if (Date.now() > deadline) throw new Error(`no ${kind}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('dev server HTTP endpoints and signalling', () => {
