@@ -156,6 +156,24 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const ownerOf = (id: string) => nodes.find((n) => n.media.sessions.has(id));
+  /**
+   * No node holds a slot: the sessions of the tests before have ended and their slots are back.
+   * A test whose placement depends on every node being empty waits for it (in a loaded CI run a
+   * slot of the previous test's session was still held when the next one created).
+   */
+  const slotsFree = () =>
+    expect
+      .poll(
+        async () =>
+          (
+            await query<{ n: number }>(
+              databaseUrl,
+              'SELECT coalesce(sum(running), 0)::int AS n FROM cluster_nodes',
+            )
+          )[0]!.n,
+        { timeout: 10_000 },
+      )
+      .toBe(0);
   const others = (id: string) => nodes.filter((n) => !n.media.sessions.has(id));
 
   it('places sessions on the least-loaded node with room; platform_busy only when every node is full', async () => {
@@ -306,6 +324,7 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     // The first create stays on the node it came through (ties go to it), the second goes to
     // node-b, whose database read of the new session fails there (an outage of that node's
     // connection at that moment; in a loaded cluster run it was its pool timing out).
+    await slotsFree();
     const first = await create(nodes[0]!);
     expect(ownerOf(first.body.session_id as string)).toBe(nodes[0]);
     const store = nodes[1]!.server.store;
@@ -399,6 +418,7 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     const extra = await startNode(databaseUrl, 'node-d', 2);
     nodes.push(extra);
     // Fill the others, so that two creates land on the new node.
+    await slotsFree();
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
       const c = await create(nodes[0]!);
