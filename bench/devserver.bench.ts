@@ -250,8 +250,8 @@ try {
     // What the joins cost both sides, less what the same time costs with nobody joining (the
     // publisher encoding, the server's ingest: the ingest-only row).
     const background = rows[0] ? (rows[0].cpuPercent + rows[0].clientCpuPercent) / 100 : 0;
-    const joinWall = joinEnd.at - joinStart.at;
     const joinCpu = joinEnd.serverMs - joinStart.serverMs + joinEnd.clientMs - joinStart.clientMs;
+    const cpuPerJoin = count ? (joinCpu - background * (joinEnd.at - joinStart.at)) / count : 0;
     const joinTimes = joined.map((j) => j.joinMs);
     rows.push({
       subscribers: count,
@@ -259,12 +259,11 @@ try {
       streams: count * 2,
       cpuPercent: ((after.serverMs - before.serverMs) / (after.at - before.at)) * 100,
       clientCpuPercent: ((after.clientMs - before.clientMs) / (after.at - before.at)) * 100,
-      joinCpuMs: count ? (joinCpu - background * joinWall) / count : undefined,
+      joinCpuMs: count ? cpuPerJoin : undefined,
       // The soonest the median join could end if every core did nothing but joins, one after
       // another in arrival order: half of them, their CPU spread over the cores left over.
       joinFloorP50: count
-        ? (Math.ceil(count / 2) * ((joinCpu - background * joinWall) / count)) /
-          (cpus().length - background)
+        ? (Math.ceil(count / 2) * cpuPerJoin) / (cpus().length - background)
         : undefined,
       joinP50: count ? percentile(joinTimes, 0.5) : undefined,
       joinMax: count ? Math.max(...joinTimes) : undefined,

@@ -1,34 +1,23 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { SubscriberPeer } from '../../src/devserver/subscriberPeer.js';
 
 // The SDP side only: nothing connects (ICE on loopback is gathered, never used).
-describe('the subscriber side', () => {
-  const closing: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-
-  const subscriber = () => {
-    const offers: string[] = [];
-    const peer = new SubscriberPeer(
-      { nodeIp: '127.0.0.1' },
-      {
-        onCandidate: () => undefined,
-        onOffer: (sdp) => offers.push(sdp),
-        onStateChange: () => undefined,
-      },
-      pino({ level: 'silent' }),
-    );
-    closing.push(() => peer.close());
-    return { peer, offers };
-  };
-
-  it("keeps the SDK's ClientHello that comes before its own ICE is connected", async () => {
-    // The SDK answers a=setup:active and sends its ClientHello once its own ICE check succeeds;
-    // werift, controlling here, starts its DTLS server only once its nomination is answered,
-    // a moment later. Dropped, the handshake waited for the SDK's retransmission (about 50 ms).
-    const { peer, offers } = subscriber();
+it("a subscriber connection keeps the SDK's ClientHello that comes before its own ICE is connected", async () => {
+  // The SDK answers a=setup:active and sends its ClientHello once its own ICE check succeeds;
+  // werift, controlling here, starts its DTLS server only once its nomination is answered, a
+  // moment later. Dropped, the handshake waited for the SDK's retransmission (about 50 ms).
+  const offers: string[] = [];
+  const peer = new SubscriberPeer(
+    { nodeIp: '127.0.0.1' },
+    {
+      onCandidate: () => undefined,
+      onOffer: (sdp) => offers.push(sdp),
+      onStateChange: () => undefined,
+    },
+    pino({ level: 'silent' }),
+  );
+  try {
     peer.start();
     await expect.poll(() => offers.length).toBe(1);
     const dtls = peer.pc.dtlsTransports[0]!;
@@ -39,7 +28,9 @@ describe('the subscriber side', () => {
     const received: Buffer[] = [];
     dtls.onStateChange.execute('connecting');
     connection.onData.subscribe((data: Buffer) => received.push(data));
-    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.resolve();
     expect(received).toEqual([clientHello]);
-  });
+  } finally {
+    await peer.close();
+  }
 });
