@@ -2,7 +2,7 @@
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
  * namespace address; argv[3] media worker processes (0, the default: media in this process).
- * Prints one JSON line when ready; answers "cpu" on stdin with its CPU time (its media workers'
+ * Prints one JSON line when ready (the API's URL and key, the LiveKit server's URL and keys); answers "cpu" on stdin with its CPU time (its media workers'
  * included), "mem" with its resident memory, its media workers' and the LiveKit process's,
  * "marks <utterance>" with an utterance's way to its first audio and "join <room>" with the
  * steps of the avatar's join into that room.
@@ -65,7 +65,10 @@ const server = await startVisage(
 );
 storage.files = server.files;
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
-process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secret })}\n`);
+// The LiveKit server's URL and keys too: the bench puts a viewer into a room before the avatar.
+process.stdout.write(
+  `${JSON.stringify({ apiUrl: server.url, secret, livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey } })}\n`,
+);
 
 /** CPU time (ms) of a process, from /proc (utime + stime, in clock ticks). */
 function cpuMsOf(pid: number): number {
