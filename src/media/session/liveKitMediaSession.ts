@@ -284,22 +284,13 @@ export class LiveKitMediaSession implements MediaSession {
     step('connect_ms');
     attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
     const local = this.room.localParticipant!;
-    // Both tracks at once, so that they go out in one offer. Published one after the other, on a
-    // busy machine the video's renegotiation could be lost behind the audio's: the video then
-    // never reached the room (seen with the embedded server).
-    const [audio, video] = await Promise.all([
-      withTimeout(
-        local.publishTrack(
-          LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
-          new TrackPublishOptions({
-            source: TrackSource.SOURCE_MICROPHONE,
-            dtx: false,
-            red: false,
-          }),
-        ),
-        stageTimeoutMs,
-        'publishing the audio track timed out',
-      ),
+    // Both at once. Published one after the other, on a busy machine the video's renegotiation
+    // could be lost behind the audio's: the video then never reached the room (seen with the
+    // embedded server). The video is asked for first: with fast publish, rtc-node offers each
+    // track as the server accepts it, and a viewer already in the room gets the first one a round
+    // trip sooner (a viewer's first frame came about 20 ms sooner, median of 7); the audio is
+    // needed only from the first speech.
+    const [video, audio] = await Promise.all([
       withTimeout(
         local.publishTrack(
           LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
@@ -314,6 +305,18 @@ export class LiveKitMediaSession implements MediaSession {
         ),
         stageTimeoutMs,
         'publishing the video track timed out',
+      ),
+      withTimeout(
+        local.publishTrack(
+          LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
+          new TrackPublishOptions({
+            source: TrackSource.SOURCE_MICROPHONE,
+            dtx: false,
+            red: false,
+          }),
+        ),
+        stageTimeoutMs,
+        'publishing the audio track timed out',
       ),
     ]);
     step('publish_ms');
