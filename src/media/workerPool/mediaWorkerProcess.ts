@@ -90,7 +90,10 @@ export class MediaWorkerProcess {
   /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
   static async start(o: MediaWorkerProcessOptions): Promise<MediaWorkerProcess> {
     const entry = workerEntry();
-    const child = spawn(process.execPath, [...entry.execArgv, entry.path], {
+    // A CPU profile asked of this process (`--cpu-prof`, `BENCH_PROFILE`) covers its workers too:
+    // they do most of the media's work.
+    const profile = process.execArgv.filter((a) => a.startsWith('--cpu-prof'));
+    const child = spawn(process.execPath, [...profile, ...entry.execArgv, entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
       // sessions before it stops the workers. The IPC channel tells the worker if we die.
       detached: true,
