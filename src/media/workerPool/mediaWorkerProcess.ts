@@ -30,6 +30,24 @@ function workerEntry(): { path: string; execArgv: string[] } {
   throw new Error('the media worker is missing from the build (dist/media/mediaWorker.js)');
 }
 
+/**
+ * The `--cpu-prof` flags of this process's command line, for a worker: a CPU profile asked of the
+ * API process (`BENCH_PROFILE`) covers its workers too, which do most of the media's work. All
+ * but a fixed file name (`--cpu-prof-name`), which every worker would overwrite.
+ */
+export function cpuProfileFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i]!;
+    if (!flag.startsWith('--cpu-prof')) continue;
+    // `--cpu-prof-dir DIR` as two arguments: the value goes with its flag.
+    const value = /^--cpu-prof-(dir|name|interval)$/.test(flag) ? execArgv[++i] : undefined;
+    if (flag.startsWith('--cpu-prof-name')) continue;
+    flags.push(flag, ...(value === undefined ? [] : [value]));
+  }
+  return flags;
+}
+
 export interface MediaWorkerProcessOptions {
   init: WorkerInit;
   log: Logger;
@@ -90,9 +108,7 @@ export class MediaWorkerProcess {
   /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
   static async start(o: MediaWorkerProcessOptions): Promise<MediaWorkerProcess> {
     const entry = workerEntry();
-    // A CPU profile asked of this process (`--cpu-prof`, `BENCH_PROFILE`) covers its workers too:
-    // they do most of the media's work.
-    const profile = process.execArgv.filter((a) => a.startsWith('--cpu-prof'));
+    const profile = cpuProfileFlags(process.execArgv);
     const child = spawn(process.execPath, [...profile, ...entry.execArgv, entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
       // sessions before it stops the workers. The IPC channel tells the worker if we die.
