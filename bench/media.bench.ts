@@ -134,17 +134,21 @@ async function createToVideoWithViewer(node: BenchNode, room: string): Promise<n
   grant.addGrant({ roomJoin: true, room, canSubscribe: true, canPublish: false });
   const client = new AvatarClient();
   await client.join(node.livekit.url, await grant.toJwt());
-  const t0 = client.now();
-  const s = await node.visage.sessions.create({
-    avatar_id: AVATAR,
-    mode: 'video',
-    room_name: room,
-  });
-  await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
-  const ms = client.video[0]!.atMs - t0;
-  await client.leave();
-  await node.visage.sessions.delete(s.session_id);
-  return ms;
+  let sessionId: string | undefined;
+  try {
+    const t0 = client.now();
+    const s = await node.visage.sessions.create({
+      avatar_id: AVATAR,
+      mode: 'video',
+      room_name: room,
+    });
+    sessionId = s.session_id;
+    await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
+    return client.video[0]!.atMs - t0;
+  } finally {
+    await client.leave();
+    if (sessionId) await node.visage.sessions.delete(sessionId);
+  }
 }
 
 /** The lag (ms) that best aligns mouth opening with the audio envelope; > 0: video late. */

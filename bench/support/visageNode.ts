@@ -2,10 +2,10 @@
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
  * namespace address; argv[3] media worker processes (0, the default: media in this process).
- * Prints one JSON line when ready (the API's URL and key, the LiveKit server's URL and keys); answers "cpu" on stdin with its CPU time (its media workers'
- * included), "mem" with its resident memory, its media workers' and the LiveKit process's,
- * "marks <utterance>" with an utterance's way to its first audio and "join <room>" with the
- * steps of the avatar's join into that room.
+ * Prints one JSON line when ready (the API's URL and key, the LiveKit server's URL and keys);
+ * answers "cpu" on stdin with its CPU time (its media workers' included), "mem" with its resident
+ * memory, its media workers' and the LiveKit process's, "marks <utterance>" with an utterance's
+ * way to its first audio and "join <room>" with the steps of the avatar's join into that room.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

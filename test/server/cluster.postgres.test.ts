@@ -331,6 +331,7 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
     const firstId = first.body.session_id as string;
     const restores: (() => void)[] = [];
     try {
+      expect(first.status).toBe(201);
       const owner = ownerOf(firstId)!;
       const empty = nodes.filter((n) => n !== owner);
       for (const { server } of empty) {
