@@ -2,16 +2,33 @@
  * Speech latency per TTS engine: speak -> first audible audio at a WebRTC subscriber, and for
  * the cloning providers the same minus the provider's own first-chunk delay (set in the
  * protocol-faithful fakes of test/fakes), which is the overhead Visage adds (goal < 30 ms).
+ * Beside them, LiveKit's own delivery with no Visage in the path (a plain participant publishing
+ * the same speech the way the avatar does), and each engine's figure less both: what Visage itself
+ * adds on top of what any LiveKit publisher pays.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dispose } from '@livekit/rtc-node';
+import {
+  AudioFrame,
+  AudioSource,
+  dispose,
+  LocalAudioTrack,
+  Room,
+  TrackPublishOptions,
+  TrackSource,
+} from '@livekit/rtc-node';
+import { AccessToken } from 'livekit-server-sdk';
 import { VisageClient } from '../src/client/index.js';
 import { startDevServer } from '../src/devserver/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { LiveKitMediaCore } from '../src/media/session/index.js';
+import {
+  AUDIO_FRAME_SAMPLES,
+  AUDIO_QUEUE_MS,
+  AUDIO_RATE,
+  LiveKitMediaCore,
+} from '../src/media/session/index.js';
 import { stopEspeakThread, TtsEngines } from '../src/media/tts/index.js';
 import { DEFAULT_LIMITS } from '../src/server/config.js';
 import { keyAdmin } from '../src/server/keyAdmin.js';
@@ -44,6 +61,71 @@ const livekit = await startDevServer({
   keys,
   logger: log,
 });
+
+/** Speech above this RMS (16-bit) at the subscriber counts as audible. */
+const AUDIBLE_RMS = 300;
+
+/** The subscriber heard nothing above speech level in its last 300 ms of received audio. */
+function quiet(client: AvatarClient): boolean {
+  const recent = client.audio.filter((a) => a.atMs > client.now() - 300);
+  return recent.length >= 20 && recent.every((a) => a.rms < 60);
+}
+
+/** When the subscriber first heard speech after `sinceMs` (its clock). */
+async function audibleAfter(client: AvatarClient, sinceMs: number): Promise<number> {
+  const heard = () => client.audio.find((a) => a.atMs > sinceMs && a.rms > AUDIBLE_RMS);
+  await client.waitFor(() => heard() !== undefined, 10_000, 'audio');
+  return heard()!.atMs;
+}
+
+/**
+ * LiveKit's own delivery, with no Visage in the path: a plain participant publishes the fakes'
+ * speech through an AudioSource made as the avatar's is (same rate, queue and frame size), and the
+ * same kind of subscriber times its first audible audio from the moment the first frame is handed
+ * over. Every publisher into LiveKit pays this once its audio exists: the AudioSource's 10 ms
+ * pull, Opus framing, the network and the subscriber's jitter buffer.
+ */
+async function liveKitDelivery(): Promise<number[]> {
+  const speech = await fakeSpeech(SENTENCE, AUDIO_RATE);
+  const token = (identity: string, canPublish: boolean) => {
+    const at = new AccessToken('devkey', keys.devkey, { identity });
+    at.addGrant({ roomJoin: true, room: 'bench-livekit-alone', canPublish, canSubscribe: true });
+    return at.toJwt();
+  };
+  const publisher = new Room();
+  const client = new AvatarClient();
+  try {
+    await publisher.connect(livekit.url, await token('publisher', true), {
+      autoSubscribe: false,
+      dynacast: false,
+    });
+    const source = new AudioSource(AUDIO_RATE, 1, AUDIO_QUEUE_MS);
+    await publisher.localParticipant!.publishTrack(
+      LocalAudioTrack.createAudioTrack('speech', source),
+      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
+    );
+    await client.join(livekit.url, await token('listener', false));
+    const delivery: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
+      const handedAt = client.now();
+      let sending = Promise.resolve();
+      for (let i = 0; i < speech.pcm.length; i += AUDIO_FRAME_SAMPLES) {
+        const frame = speech.pcm.slice(i, i + AUDIO_FRAME_SAMPLES);
+        sending = sending.then(() =>
+          source.captureFrame(new AudioFrame(frame, AUDIO_RATE, 1, frame.length)),
+        );
+      }
+      delivery.push((await audibleAfter(client, handedAt)) - handedAt);
+      await sending;
+      await source.waitForPlayout();
+    }
+    return delivery;
+  } finally {
+    await client.leave();
+    await publisher.disconnect();
+  }
+}
 
 interface Row {
   engine: string;
@@ -109,21 +191,11 @@ async function measure(
     await client.join(s.livekit_url, s.participant_token!);
     await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
     await sleep(800);
-    // Quiet at the subscriber: the last 300 ms of received audio all below speech level.
-    const quiet = () => {
-      const recent = client.audio.filter((a) => a.atMs > client.now() - 300);
-      return recent.length >= 20 && recent.every((a) => a.rms < 60);
-    };
     for (let round = 0; round < ROUNDS; round++) {
-      await client.waitFor(quiet, 20_000, 'silence before speaking');
+      await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
       const sentAt = client.now();
       const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
-      await client.waitFor(
-        () => client.audio.some((a) => a.atMs > sentAt && a.rms > 300),
-        10_000,
-        'audio',
-      );
-      const audibleAt = client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs;
+      const audibleAt = await audibleAfter(client, sentAt);
       speakToAudio.push(audibleAt - sentAt);
       const marks = firstAudio.get(utterance_id);
       if (marks) {
@@ -156,6 +228,8 @@ async function measure(
   }
 }
 
+const delivery = await liveKitDelivery();
+const deliveryMedian = median(delivery);
 const rows: Row[] = [await measure('espeak', null, {})];
 for (const [engine, fake, env] of [
   [
@@ -183,9 +257,11 @@ for (const [engine, fake, env] of [
 
 const fmt = (xs: number[]) =>
   `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
+/** What Visage itself adds: the figure less the provider's delay and LiveKit's own delivery. */
+const ownShare = (r: Row) => r.speakToAudio.map((x) => x - r.providerDelayMs - deliveryMedian);
 console.log('\nspeak -> first audible audio at a WebRTC subscriber, per TTS engine');
-console.table(
-  Object.fromEntries(
+console.table({
+  ...Object.fromEntries(
     rows.map((r) => [
       r.engine,
       {
@@ -194,9 +270,19 @@ console.table(
         'Visage overhead (minus provider)': r.providerDelayMs
           ? fmt(r.speakToAudio.map((x) => x - r.providerDelayMs))
           : fmt(r.speakToAudio),
+        "Visage's own (minus provider and LiveKit)": fmt(ownShare(r)),
       },
     ]),
   ),
+  'LiveKit alone (no Visage)': {
+    'speak -> first audible audio': `${fmt(delivery)} from the first frame handed over`,
+    'provider first chunk': '-',
+    'Visage overhead (minus provider)': '-',
+    "Visage's own (minus provider and LiveKit)": '-',
+  },
+});
+console.log(
+  "LiveKit alone: a plain participant publishes the same speech as the avatar does (48 kHz, the same AudioSource queue, 100 ms frames); the subscriber's time to audible is what any LiveKit publisher pays. Visage's own share is each engine's figure less the provider's delay and that median.",
 );
 console.log(
   `speak -> first audible audio, where the time goes (ms, median / p95; the fakes' own first chunk takes ${PROVIDER_FIRST_CHUNK_MS} ms)`,
@@ -214,20 +300,21 @@ console.table(
     ]),
   ),
 );
-await recordFigures(
-  'tts',
-  Object.fromEntries(
+await recordFigures('tts', {
+  ...Object.fromEntries(
     rows.map((r) => [
       r.engine,
       {
         speakToAudioMs: summary(r.speakToAudio),
         providerFirstChunkMs: r.providerDelayMs,
         overheadMs: summary(r.speakToAudio.map((x) => x - r.providerDelayMs)),
+        visageOwnMs: summary(ownShare(r)),
         stagesMs: Object.fromEntries(STAGES.map((stage) => [stage, summary(r.stages[stage])])),
       },
     ]),
   ),
-);
+  liveKitDeliveryMs: summary(delivery),
+});
 await livekit.close();
 await stopEspeakThread();
 await dispose();

@@ -1,5 +1,9 @@
 export { LiveKitMediaCore, type LiveKitMediaCoreOptions } from './liveKitMediaCore.js';
 export { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
+// How the avatar's audio enters LiveKit (the tts bench publishes a baseline the same way).
+export { AUDIO_QUEUE_MS } from './liveKitMediaSession.js';
+export { FRAME_SAMPLES as AUDIO_FRAME_SAMPLES } from './speechPlayer.js';
+export { OUTPUT_RATE as AUDIO_RATE } from './utterance.js';
 export {
   AUDIO_STREAM_TOPIC,
   RPC_CLEAR_BUFFER,

@@ -57,7 +57,7 @@ export interface LiveKitMediaSessionOptions {
 }
 
 /** The AudioSource's queue: short, so an interrupt is heard as silence quickly. */
-const AUDIO_QUEUE_MS = 200;
+export const AUDIO_QUEUE_MS = 200;
 const VIDEO_MAX_BITRATE = 1_200_000n;
 
 /**

@@ -23,7 +23,7 @@ export interface PlayerEvents {
 
 /** 100 ms frames: each is one FFI call on the event loop (20 ms frames cost five times more); an
  * interrupt clears the native queue whatever the frame size. */
-const FRAME_SAMPLES = OUTPUT_RATE / 10;
+export const FRAME_SAMPLES = OUTPUT_RATE / 10;
 /** How often playout-timed events are checked. */
 const TICK_MS = 20;
 
