@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { decodeAudio } from '../../../src/media/audio/index.js';
 import { PAUSE_MS, pauseAfter } from '../../../src/media/tts/espeakPhrasing.js';
 import {
   EspeakEngine,
@@ -15,16 +17,28 @@ const REPLY =
 
 afterAll(() => stopEspeakThread());
 
-/** Silent stretches of at least 100 ms between sounds (10 ms windows under -40 dBFS), ms. */
-function pauses(pcm: Float32Array, rate: number): number[] {
+/** RMS of each 10 ms window. */
+function windowRms(pcm: Float32Array, rate: number): number[] {
   const win = Math.round(rate / 100);
   const out: number[] = [];
-  let quiet = 0;
-  let heard = false;
   for (let i = 0; i + win <= pcm.length; i += win) {
     let e = 0;
     for (let j = i; j < i + win; j++) e += pcm[j]! * pcm[j]!;
-    if (Math.sqrt(e / win) < 0.01) quiet++;
+    out.push(Math.sqrt(e / win));
+  }
+  return out;
+}
+
+/**
+ * Silent stretches of at least 100 ms between sounds, ms: 10 ms windows under `silence` RMS
+ * (-40 dBFS by default, right for synthesized speech, whose silence is digital).
+ */
+function pauses(pcm: Float32Array, rate: number, silence = 0.01): number[] {
+  const out: number[] = [];
+  let quiet = 0;
+  let heard = false;
+  for (const rms of windowRms(pcm, rate)) {
+    if (rms < silence) quiet++;
     else {
       if (heard && quiet >= 10) out.push(quiet * 10);
       quiet = 0;
@@ -70,6 +84,46 @@ describe('espeak phrasing', () => {
     const sentences = chunks.filter((c) => c.words.length > 0);
     expect(sentences).toHaveLength(3);
     for (const c of sentences.slice(1)) expect(c.words[0]!.startMs).toBeLessThan(80);
+  }, 30_000);
+
+  it('pauses at every comma where a real speaker does (his pauses and ours printed)', async () => {
+    // John F. Kennedy, inaugural address, 1961 (public domain; test/fixtures/audio/README.md).
+    const SENTENCE =
+      'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+    const clip = await decodeAudio(
+      new Uint8Array(readFileSync('test/fixtures/audio/real-speaker-jfk.wav')),
+    );
+    // A recording has a noise floor (about -42 dBFS here): silence is relative to its loudness,
+    // under 5 % of its 95th-percentile window.
+    const loud = windowRms(clip.mono, clip.sampleRate).sort((a, b) => a - b);
+    const floor = 0.05 * loud[Math.floor(0.95 * (loud.length - 1))]!;
+    const speaker = pauses(clip.mono, clip.sampleRate, floor);
+    const voice = { voiceId: 'voice_Ada000000000000000000001', stored: null };
+    const chunks: SpeechChunk[] = [];
+    const channel = engine.openChannel(voice, pino({ level: 'silent' }));
+    for await (const c of channel.speak(SENTENCE, new AbortController().signal)) chunks.push(c);
+    const ours = pauses(concat(chunks), chunks[0]!.sampleRate);
+    const plain = await engine.synthesize(SENTENCE, stockVoiceProfile(voice.voiceId)!);
+    const plainPauses = pauses(plain.pcm, plain.sampleRate);
+    const seconds = (n: number, rate: number) => (n / rate).toFixed(1);
+    console.log(
+      [
+        `pauses of 100 ms or more in "${SENTENCE}":`,
+        `  the speaker (${seconds(clip.mono.length, clip.sampleRate)} s): ${speaker.join(', ')} ms`,
+        `  Visage's espeak (${seconds(concat(chunks).length, chunks[0]!.sampleRate)} s): ${ours.join(', ')} ms`,
+        `  plain espeak-ng (${seconds(plain.pcm.length, plain.sampleRate)} s): ${plainPauses.join(', ')} ms`,
+      ].join('\n'),
+    );
+    // The speaker pauses at each of the three commas, and once more for emphasis after "ask
+    // not": four pauses of 250 ms or more (oratory: 500 to 1100 ms at the commas).
+    expect(speaker.filter((ms) => ms >= 250).length).toBeGreaterThanOrEqual(4);
+    // Ours pauses at the three commas too (no run-on), each at least as long as plain espeak-ng's
+    // shortest, and never longer than the speaker's longest.
+    expect(ours).toHaveLength(3);
+    for (const ms of ours) {
+      expect(ms).toBeGreaterThanOrEqual(Math.min(...plainPauses));
+      expect(ms).toBeLessThanOrEqual(Math.max(...speaker));
+    }
   }, 30_000);
 
   it('chooses the pause by how a chunk ends', () => {
