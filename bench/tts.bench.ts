@@ -79,51 +79,52 @@ async function audibleAfter(client: AvatarClient, sinceMs: number): Promise<numb
 }
 
 /**
- * LiveKit's own delivery, with no Visage in the path: a plain participant publishes the fakes'
- * speech through an AudioSource made as the avatar's is (same rate, queue and frame size), and the
- * same kind of subscriber times its first audible audio from the moment the first frame is handed
- * over. Every publisher into LiveKit pays this once its audio exists: the AudioSource's 10 ms
- * pull, Opus framing, the network and the subscriber's jitter buffer.
+ * LiveKit's own delivery, with no Visage in the path: a plain participant in the avatar's room
+ * publishes the fakes' speech through an AudioSource made as the avatar's is (same rate, queue and
+ * frame size), and the same subscriber times its first audible audio from the moment the first
+ * frame is handed over. Every publisher into LiveKit pays this once its audio exists: the
+ * AudioSource's 10 ms pull, Opus framing, the network and the subscriber's jitter buffer. Its
+ * rounds alternate with the avatar's, so both are measured on the same machine at the same load.
  */
-async function liveKitDelivery(): Promise<number[]> {
-  const speech = await fakeSpeech(SENTENCE, AUDIO_RATE);
-  const token = (identity: string, canPublish: boolean) => {
-    const at = new AccessToken('devkey', keys.devkey, { identity });
-    at.addGrant({ roomJoin: true, room: 'bench-livekit-alone', canPublish, canSubscribe: true });
-    return at.toJwt();
-  };
-  const publisher = new Room();
-  const client = new AvatarClient();
-  try {
-    await publisher.connect(livekit.url, await token('publisher', true), {
-      autoSubscribe: false,
-      dynacast: false,
-    });
+class PlainPublisher {
+  private constructor(
+    private readonly room: Room,
+    private readonly source: AudioSource,
+    private readonly speech: Int16Array,
+  ) {}
+
+  static async join(roomName: string): Promise<PlainPublisher> {
+    const at = new AccessToken('devkey', keys.devkey, { identity: 'plain-publisher' });
+    at.addGrant({ roomJoin: true, room: roomName, canPublish: true, canSubscribe: false });
+    const room = new Room();
+    await room.connect(livekit.url, await at.toJwt(), { autoSubscribe: false, dynacast: false });
     const source = new AudioSource(AUDIO_RATE, 1, AUDIO_QUEUE_MS);
-    await publisher.localParticipant!.publishTrack(
+    await room.localParticipant!.publishTrack(
       LocalAudioTrack.createAudioTrack('speech', source),
       new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }),
     );
-    await client.join(livekit.url, await token('listener', false));
-    const delivery: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
-      const handedAt = client.now();
-      let sending = Promise.resolve();
-      for (let i = 0; i < speech.pcm.length; i += AUDIO_FRAME_SAMPLES) {
-        const frame = speech.pcm.slice(i, i + AUDIO_FRAME_SAMPLES);
-        sending = sending.then(() =>
-          source.captureFrame(new AudioFrame(frame, AUDIO_RATE, 1, frame.length)),
-        );
-      }
-      delivery.push((await audibleAfter(client, handedAt)) - handedAt);
-      await sending;
-      await source.waitForPlayout();
+    return new PlainPublisher(room, source, (await fakeSpeech(SENTENCE, AUDIO_RATE)).pcm);
+  }
+
+  /** Says the sentence; first frame handed over -> audible at `client` (ms). */
+  async deliver(client: AvatarClient): Promise<number> {
+    await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
+    const handedAt = client.now();
+    let sending = Promise.resolve();
+    for (let i = 0; i < this.speech.length; i += AUDIO_FRAME_SAMPLES) {
+      const frame = this.speech.slice(i, i + AUDIO_FRAME_SAMPLES);
+      sending = sending.then(() =>
+        this.source.captureFrame(new AudioFrame(frame, AUDIO_RATE, 1, frame.length)),
+      );
     }
-    return delivery;
-  } finally {
-    await client.leave();
-    await publisher.disconnect();
+    const ms = (await audibleAfter(client, handedAt)) - handedAt;
+    await sending;
+    await this.source.waitForPlayout();
+    return ms;
+  }
+
+  leave(): Promise<void> {
+    return this.room.disconnect();
   }
 }
 
@@ -131,6 +132,8 @@ interface Row {
   engine: string;
   speakToAudio: number[];
   providerDelayMs: number;
+  /** LiveKit alone: a plain participant's audio, handed over -> audible (ms), round by round. */
+  delivery: number[];
   /** speak -> first audible audio, stage by stage (ms). */
   stages: Record<Stage, number[]>;
 }
@@ -190,8 +193,11 @@ async function measure(
     const client = new AvatarClient();
     await client.join(s.livekit_url, s.participant_token!);
     await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
+    const plain = await PlainPublisher.join(s.room_name);
     await sleep(800);
+    const delivery: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      delivery.push(await plain.deliver(client));
       await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
       const sentAt = client.now();
       const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
@@ -215,12 +221,14 @@ async function measure(
       );
       await sleep(300);
     }
+    await plain.leave();
     await client.leave();
     await visage.sessions.delete(s.session_id);
     return {
       engine,
       speakToAudio,
       providerDelayMs: fake ? PROVIDER_FIRST_CHUNK_MS : 0,
+      delivery,
       stages,
     };
   } finally {
@@ -228,8 +236,6 @@ async function measure(
   }
 }
 
-const delivery = await liveKitDelivery();
-const deliveryMedian = median(delivery);
 const rows: Row[] = [await measure('espeak', null, {})];
 for (const [engine, fake, env] of [
   [
@@ -257,11 +263,12 @@ for (const [engine, fake, env] of [
 
 const fmt = (xs: number[]) =>
   `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
-/** What Visage itself adds: the figure less the provider's delay and LiveKit's own delivery. */
-const ownShare = (r: Row) => r.speakToAudio.map((x) => x - r.providerDelayMs - deliveryMedian);
+/** What Visage itself adds: each round's figure less the provider's delay and LiveKit's own
+ * delivery in the same round. */
+const ownShare = (r: Row) => r.speakToAudio.map((x, i) => x - r.providerDelayMs - r.delivery[i]!);
 console.log('\nspeak -> first audible audio at a WebRTC subscriber, per TTS engine');
-console.table({
-  ...Object.fromEntries(
+console.table(
+  Object.fromEntries(
     rows.map((r) => [
       r.engine,
       {
@@ -270,19 +277,14 @@ console.table({
         'Visage overhead (minus provider)': r.providerDelayMs
           ? fmt(r.speakToAudio.map((x) => x - r.providerDelayMs))
           : fmt(r.speakToAudio),
+        'LiveKit alone (no Visage)': fmt(r.delivery),
         "Visage's own (minus provider and LiveKit)": fmt(ownShare(r)),
       },
     ]),
   ),
-  'LiveKit alone (no Visage)': {
-    'speak -> first audible audio': `${fmt(delivery)} from the first frame handed over`,
-    'provider first chunk': '-',
-    'Visage overhead (minus provider)': '-',
-    "Visage's own (minus provider and LiveKit)": '-',
-  },
-});
+);
 console.log(
-  "LiveKit alone: a plain participant publishes the same speech as the avatar does (48 kHz, the same AudioSource queue, 100 ms frames); the subscriber's time to audible is what any LiveKit publisher pays. Visage's own share is each engine's figure less the provider's delay and that median.",
+  "LiveKit alone: in each round, a plain participant in the same room says the same speech the way the avatar does (48 kHz, the same AudioSource queue, 100 ms frames); its first frame handed over -> audible is what any LiveKit publisher pays. Visage's own: each round's figure less the provider's delay and that round's LiveKit alone.",
 );
 console.log(
   `speak -> first audible audio, where the time goes (ms, median / p95; the fakes' own first chunk takes ${PROVIDER_FIRST_CHUNK_MS} ms)`,
@@ -300,21 +302,22 @@ console.table(
     ]),
   ),
 );
-await recordFigures('tts', {
-  ...Object.fromEntries(
+await recordFigures(
+  'tts',
+  Object.fromEntries(
     rows.map((r) => [
       r.engine,
       {
         speakToAudioMs: summary(r.speakToAudio),
         providerFirstChunkMs: r.providerDelayMs,
         overheadMs: summary(r.speakToAudio.map((x) => x - r.providerDelayMs)),
+        liveKitDeliveryMs: summary(r.delivery),
         visageOwnMs: summary(ownShare(r)),
         stagesMs: Object.fromEntries(STAGES.map((stage) => [stage, summary(r.stages[stage])])),
       },
     ]),
   ),
-  liveKitDeliveryMs: summary(delivery),
-});
+);
 await livekit.close();
 await stopEspeakThread();
 await dispose();
