@@ -6,16 +6,14 @@
  *   unbroken audio on this machine.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
-import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { createInterface } from 'node:readline';
 import { dispose, type Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
 import { QUICK, recordFigures, rounds, summary } from './support/figures.js';
-import type { JoinMarks } from './support/firstAudioLog.js';
+import { startBenchNode, type BenchNode } from './support/benchNode.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
@@ -36,62 +34,9 @@ const WORKER_CONFIGS = (
   .split(',')
   .map(Number);
 
-interface CpuSample {
-  cpuMs: number;
-  livekitCpuMs: number;
-  at: number;
-  eventLoop: number;
-  apiEventLoop: number;
-}
-
-interface FirstAudioMarks {
-  queued_at: number;
-  waited_ms: number;
-  first_chunk_ms: number;
-  handed_ms: number;
-  ahead_ms: number;
-}
-
 /** A Visage node (API + embedded LiveKit child + `workers` media workers) in its own process. */
-async function startNode(workers: number) {
-  const child = spawn(
-    process.execPath,
-    [...profile, '--import', 'tsx', 'bench/support/visageNode.ts', address!, String(workers)],
-    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
-  );
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const nextLine = async () =>
-    JSON.parse((await lines.next()).value as string) as Record<string, unknown>;
-  const { apiUrl, secret, livekit } = (await nextLine()) as {
-    apiUrl: string;
-    secret: string;
-    livekit: { url: string; apiKey: string; apiSecret: string };
-  };
-  return {
-    workers,
-    livekit,
-    visage: new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 }),
-    cpu: async () => {
-      child.stdin!.write('cpu\n');
-      return (await nextLine()) as unknown as CpuSample;
-    },
-    /** The media's log line on an utterance's way to its first audio (speechPlayer.ts). */
-    marks: async (utteranceId: string) => {
-      child.stdin!.write(`marks ${utteranceId}\n`);
-      return (await nextLine()) as unknown as FirstAudioMarks | null;
-    },
-    /** The avatar's log line on its join (liveKitMediaSession.ts), by room. */
-    joinMarks: async (room: string) => {
-      child.stdin!.write(`join ${room}\n`);
-      return (await nextLine()) as unknown as JoinMarks | null;
-    },
-    quit: async () => {
-      child.stdin!.write('quit\n');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
-type BenchNode = Awaited<ReturnType<typeof startNode>>;
+const startNode = (workers: number) =>
+  startBenchNode({ address: address!, workers, nodeFlags: profile });
 
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;

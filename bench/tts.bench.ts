@@ -5,11 +5,13 @@
  * Beside them, LiveKit's own delivery with no Visage in the path (a plain participant publishing
  * the same speech the way the avatar does), and each engine's figure less both: what Visage itself
  * adds on top of what any LiveKit publisher pays.
+ * Visage runs as `visage dev` runs it: a node process with the API, the embedded LiveKit server
+ * in its own process and a media worker per core; the fakes, the subscriber and the plain
+ * participant run in this process.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import {
   AudioFrame,
   AudioSource,
@@ -20,25 +22,15 @@ import {
   TrackSource,
 } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
-import { VisageClient } from '../src/client/index.js';
-import { startDevServer } from '../src/devserver/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import {
-  AUDIO_FRAME_SAMPLES,
-  AUDIO_QUEUE_MS,
-  AUDIO_RATE,
-  LiveKitMediaCore,
-} from '../src/media/session/index.js';
-import { stopEspeakThread, TtsEngines } from '../src/media/tts/index.js';
-import { DEFAULT_LIMITS } from '../src/server/config.js';
-import { keyAdmin } from '../src/server/keyAdmin.js';
-import { startVisage } from '../src/server/runtime.js';
+import { AUDIO_FRAME_SAMPLES, AUDIO_QUEUE_MS, AUDIO_RATE } from '../src/media/session/index.js';
+import { stopEspeakThread } from '../src/media/tts/index.js';
 import { CartesiaFake } from '../test/fakes/cartesiaFake.js';
 import { ElevenLabsFake } from '../test/fakes/elevenLabsFake.js';
 import type { FakeProvider } from '../test/fakes/fakeProvider.js';
 import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
-import { firstAudioLog } from './support/firstAudioLog.js';
+import { startBenchNode, type BenchNode } from './support/benchNode.js';
 import { recordFigures, rounds, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
@@ -49,18 +41,11 @@ const PROVIDER_FIRST_CHUNK_MS = 150;
 const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-const { log, marks: firstAudio } = firstAudioLog();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
-const keys = { devkey: 'bench-secret-0123456789' };
-const livekit = await startDevServer({
-  port: 0,
-  host: address,
-  nodeIp: address,
-  keys,
-  logger: log,
-});
+/** Media worker processes, one per core as under `visage dev`. */
+const WORKERS = availableParallelism();
 
 /** Speech above this RMS (16-bit) at the subscriber counts as audible. */
 const AUDIBLE_RMS = 300;
@@ -93,11 +78,12 @@ class PlainPublisher {
     private readonly speech: Int16Array,
   ) {}
 
-  static async join(roomName: string): Promise<PlainPublisher> {
-    const at = new AccessToken('devkey', keys.devkey, { identity: 'plain-publisher' });
+  static async join(node: BenchNode, roomName: string): Promise<PlainPublisher> {
+    const { url, apiKey, apiSecret } = node.livekit;
+    const at = new AccessToken(apiKey, apiSecret, { identity: 'plain-publisher' });
     at.addGrant({ roomJoin: true, room: roomName, canPublish: true, canSubscribe: false });
     const room = new Room();
-    await room.connect(livekit.url, await at.toJwt(), { autoSubscribe: false, dynacast: false });
+    await room.connect(url, await at.toJwt(), { autoSubscribe: false, dynacast: false });
     const source = new AudioSource(AUDIO_RATE, 1, AUDIO_QUEUE_MS);
     await room.localParticipant!.publishTrack(
       LocalAudioTrack.createAudioTrack('speech', source),
@@ -152,29 +138,13 @@ async function measure(
   fake: FakeProvider | null,
   env: Record<string, string>,
 ): Promise<Row> {
-  const tts = new TtsEngines({ VISAGE_TTS_ENGINE: engine, ...env });
-  const server = await startVisage(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: mkdtempSync(join(tmpdir(), 'visage-bench-tts-')),
-      nodeId: 'bench',
-      maxSessions: 8,
-      allowPrivateUrls: false,
-      limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
-      livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
-      version: 'bench',
-    },
-    { log, tts, media: await LiveKitMediaCore.create({ log, tts }) },
-  );
+  const node = await startBenchNode({
+    address: address!,
+    workers: WORKERS,
+    env: { VISAGE_TTS_ENGINE: engine, ...env },
+  });
   try {
-    const { secret } = await keyAdmin.create(server.store, 'bench', 8);
-    const visage = new VisageClient({
-      apiKey: secret,
-      baseUrl: server.url,
-      maxRetries: 0,
-      timeoutMs: 120_000,
-    });
+    const { visage } = node;
     let voiceId: string | undefined;
     if (fake) {
       const file = await visage.files.upload(new Blob([clip], { type: 'audio/ogg' }), 'me.ogg');
@@ -193,7 +163,7 @@ async function measure(
     const client = new AvatarClient();
     await client.join(s.livekit_url, s.participant_token!);
     await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
-    const plain = await PlainPublisher.join(s.room_name);
+    const plain = await PlainPublisher.join(node, s.room_name);
     await sleep(800);
     const delivery: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -203,7 +173,12 @@ async function measure(
       const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
       const audibleAt = await audibleAfter(client, sentAt);
       speakToAudio.push(audibleAt - sentAt);
-      const marks = firstAudio.get(utterance_id);
+      await client.waitFor(
+        () => client.finals().some((m) => m.utterance_id === utterance_id),
+        30_000,
+        'final',
+      );
+      const marks = await node.marks(utterance_id);
       if (marks) {
         // Epoch ms of client times (performance.now() based), comparable with the marks.
         const epochOf = (atMs: number) => performance.timeOrigin + client.t0 + atMs;
@@ -214,11 +189,6 @@ async function measure(
         stages[STAGES[3]].push(marks.handed_ms);
         stages[STAGES[4]].push(epochOf(audibleAt) - handedAt);
       }
-      await client.waitFor(
-        () => client.finals().some((m) => m.utterance_id === utterance_id),
-        30_000,
-        'final',
-      );
       await sleep(300);
     }
     await plain.leave();
@@ -232,7 +202,7 @@ async function measure(
       stages,
     };
   } finally {
-    await server.close();
+    await node.quit();
   }
 }
 
@@ -318,7 +288,6 @@ await recordFigures(
     ]),
   ),
 );
-await livekit.close();
 await stopEspeakThread();
 await dispose();
 process.exit(0);

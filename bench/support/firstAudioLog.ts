@@ -12,6 +12,8 @@ export interface FirstAudioMarks {
   waited_ms: number;
   first_chunk_ms: number;
   handed_ms: number;
+  /** Audio already queued ahead of it in the AudioSource (ms). */
+  ahead_ms: number;
 }
 
 /** The steps of an avatar's join (liveKitMediaSession.ts): its start (epoch ms) and durations. */
