@@ -12,7 +12,7 @@ import { AccessToken } from 'livekit-server-sdk';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
-import { QUICK, recordFigures, rounds, summary } from './support/figures.js';
+import { QUICK, median, recordFigures, rounds, summary } from './support/figures.js';
 import { startBenchNode, type BenchNode } from './support/benchNode.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
@@ -41,7 +41,6 @@ const startNode = (workers: number) =>
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function openSession(visage: VisageClient) {
   const t0 = performance.now();

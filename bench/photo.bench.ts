@@ -25,7 +25,7 @@ import {
   type FaceRenderer,
 } from '../src/media/render/index.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
-import { QUICK, recordFigures, rounds as roundsOf } from './support/figures.js';
+import { QUICK, median, recordFigures, rounds as roundsOf } from './support/figures.js';
 
 if (QUICK) {
   console.log('--quick: photo builds and frame costs skipped (latency figures only)');
@@ -34,7 +34,6 @@ if (QUICK) {
 
 const require = createRequire(import.meta.url);
 const ASTRONAUT = 'test/fixtures/portraits/astronaut.png';
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- build time ------------------------------------------------------------------------------

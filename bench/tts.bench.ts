@@ -31,7 +31,7 @@ import type { FakeProvider } from '../test/fakes/fakeProvider.js';
 import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
 import { startBenchNode, type BenchNode } from './support/benchNode.js';
-import { recordFigures, rounds, summary } from './support/figures.js';
+import { median, recordFigures, rounds, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
@@ -42,7 +42,6 @@ const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
 /** Media worker processes, one per core as under `visage dev`. */
 const WORKERS = availableParallelism();

@@ -11,6 +11,11 @@ export function rounds(full = 5): number {
   return QUICK ? 1 : full;
 }
 
+/** The middle value of a sample (the upper one of the two middles when its size is even). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+}
+
 /** Median and 95th percentile of a sample (nearest rank). */
 export function summary(xs: number[]): { median: number; p95: number; n: number } {
   const sorted = [...xs].sort((a, b) => a - b);
