@@ -74,13 +74,6 @@ const JOIN_OPTIONS: RoomOptions & { singlePeerConnection: boolean } = {
   dynacast: false,
   singlePeerConnection: false,
 };
-/**
- * Audio reaches a subscriber later than video captured at the same moment (the audio source's
- * native buffering and the receiver's jitter buffer). Measured with `npm run bench` (lip-sync
- * offset): the mouth led the sound by ~60 ms; showing the pose from this much earlier in the
- * audio brings them together.
- */
-const AUDIO_PATH_LATENCY_MS = 50;
 /** How long leaving the room (disconnect, sources closed) may take before close() moves on. */
 const LEAVE_TIMEOUT_MS = 5_000;
 
@@ -364,7 +357,7 @@ export class LiveKitMediaSession implements MediaSession {
   private renderFrame(): void {
     const frame = this.renderer.renderFrame({
       timeMs: performance.now() - this.bornAt,
-      mouth: this.player.poseAt(this.clock.position() - AUDIO_PATH_LATENCY_MS),
+      mouth: this.player.mouthNow(),
       parked: this.parked,
     });
     this.videoSource.captureFrame(

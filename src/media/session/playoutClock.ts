@@ -2,8 +2,8 @@
  * Where the avatar's audio playout is, in ms of audio since the session started. Audio is pushed
  * ahead of playout (the AudioSource buffers a few hundred ms, paced natively); the clock models
  * playout as real time from the first push, capped at what was pushed, so it stops during
- * silence and restarts with the next push. Video frames take their mouth pose at `position()`:
- * the frame shown at time t shows the sound heard at time t.
+ * silence and restarts with the next push. Video frames take their mouth pose at `heardAt()`:
+ * the frame shown at time t shows the sound heard at time t, and nothing once it has played out.
  *
  * Kept here rather than read from rtc-node: its `queuedDuration` is a JS estimate that
  * `clearQueue()` does not reset.
@@ -12,6 +12,8 @@ export class PlayoutClock {
   private pushedMs = 0;
   private anchorPosMs = 0;
   private anchorWallMs: number;
+  /** Where playout last restarted after a silence: a listener hears silence until it. */
+  private restartPosMs = 0;
 
   constructor(private readonly now: () => number = () => performance.now()) {
     this.anchorWallMs = now();
@@ -19,6 +21,18 @@ export class PlayoutClock {
 
   position(): number {
     return Math.min(this.pushedMs, this.anchorPosMs + (this.now() - this.anchorWallMs));
+  }
+
+  /**
+   * Where on the timeline is the sound that a listener `latencyMs` behind playout hears now, or
+   * null while they hear silence: once the pushed audio has played out to them (or was cut), and
+   * until the audio that ended a silence reaches them. (Asked at `position()`, the mouth stayed
+   * in the pose of the last sound until the next utterance: open after every reply, frozen
+   * mid-word after an interrupt.)
+   */
+  heardAt(latencyMs: number): number | null {
+    const t = this.anchorPosMs + (this.now() - this.anchorWallMs) - latencyMs;
+    return t >= this.pushedMs || t < this.restartPosMs ? null : t;
   }
 
   /** Audio pushed but not yet heard. */
@@ -36,7 +50,7 @@ export class PlayoutClock {
     const start = this.pushedMs;
     if (this.position() >= this.pushedMs) {
       // Playout had caught up (silence): it restarts now.
-      this.anchorPosMs = this.pushedMs;
+      this.anchorPosMs = this.restartPosMs = this.pushedMs;
       this.anchorWallMs = this.now();
     }
     this.pushedMs += durationMs;

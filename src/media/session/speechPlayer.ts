@@ -3,6 +3,7 @@ import { toInt16 } from '../audio/index.js';
 import {
   AudioMouthTracker,
   MouthSchedule,
+  REST_POSE,
   speechMouth,
   visemeTimeline,
   type MouthPose,
@@ -26,6 +27,13 @@ export interface PlayerEvents {
 export const FRAME_SAMPLES = OUTPUT_RATE / 10;
 /** How often playout-timed events are checked. */
 const TICK_MS = 20;
+/**
+ * Audio reaches a subscriber later than video captured at the same moment (the audio source's
+ * native buffering and the receiver's jitter buffer). Measured with `npm run bench` (lip-sync
+ * offset): the mouth led the sound by ~60 ms; showing the pose from this much earlier in the
+ * audio brings them together.
+ */
+const AUDIO_PATH_LATENCY_MS = 50;
 
 interface Playing {
   u: Utterance;
@@ -91,6 +99,15 @@ export class SpeechPlayer {
   /** The mouth at playout time `tMs` (see `speechMouth`). */
   poseAt(tMs: number): MouthPose {
     return speechMouth(this.tracker.poseAt(tMs), this.schedule.poseAt(tMs));
+  }
+
+  /**
+   * The mouth for a video frame captured now: the pose of the sound a viewer hears when the frame
+   * reaches them. At rest once the audio has played out or was cut.
+   */
+  mouthNow(): MouthPose {
+    const heard = this.clock.heardAt(AUDIO_PATH_LATENCY_MS);
+    return heard === null ? REST_POSE : this.poseAt(heard);
   }
 
   interrupt(): { interrupted: boolean; droppedUtterances: number } {

@@ -4,10 +4,23 @@ import { trackPitch, pitchStatistics } from '../../../src/media/voice/index.js';
 import { rejectUpgrade, tokenFromRequest } from '../../../src/devserver/index.js';
 import { describeWebRtc } from '../../support/network.js';
 import type { TestServer } from '../../server/testServer.js';
-import { concatAudio, rms } from './avatarClient.js';
+import { concatAudio, rms, type AvatarClient } from './avatarClient.js';
 import { startMediaStack, type MediaStack } from './mediaStack.js';
 
 const AVATAR = AVATAR_CATALOGUE[0]!;
+
+/**
+ * The closed mouth measures about 0.02 in a received frame, the mouth of a speaking avatar up to
+ * 0.15; held in the pose of its last sound it measured 0.09.
+ */
+const MOUTH_TOLERANCE = 0.015;
+
+/** The most open the mouth was in the 500 ms before `atMs`, while the avatar was silent. */
+function closedMouth(client: AvatarClient, atMs: number): number {
+  const frames = client.framesBetween(atMs - 500, atMs).map((f) => f.mouth);
+  expect(frames.length).toBeGreaterThan(5);
+  return Math.max(...frames);
+}
 
 describeWebRtc(
   'an avatar session end to end (real WebRTC through the embedded server)',
@@ -71,9 +84,11 @@ describeWebRtc(
 
     it('speaks: speech-like audio in the voice range, a moving mouth, and lk.chat interims then one final', async () => {
       const { session_id, client } = await session();
+      await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
       await new Promise((r) => setTimeout(r, 500));
       const text = 'Hello there. I am the Visage avatar, and I speak the words you send me.';
       const sent = client.now();
+      const closed = closedMouth(client, sent);
       const id = await speak(session_id, text);
       await client.waitFor(
         () => client.finals().some((m) => m.utterance_id === id),
@@ -116,11 +131,16 @@ describeWebRtc(
       const max = Math.max(...talking);
       expect(max).toBeGreaterThan(Math.max(...after) + 0.02);
       expect(new Set(talking.map((m) => m.toFixed(3))).size).toBeGreaterThan(5);
+      // Done speaking, the mouth is closed again as before it spoke (not held in its last pose).
+      expect(Math.max(...after)).toBeLessThan(closed + MOUTH_TOLERANCE);
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 40_000);
 
     it('plays two speaks in order, and an interrupt cuts the audio with only the heard text in the final', async () => {
       const { session_id, client } = await session();
+      await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
+      await new Promise((r) => setTimeout(r, 500));
+      const closed = closedMouth(client, client.now());
       const a = await speak(session_id, 'First sentence here.');
       const b = await speak(session_id, 'Second one follows.');
       await client.waitFor(
@@ -153,6 +173,10 @@ describeWebRtc(
       expect(final.text.length).toBeLessThan(long.length - 20);
       await new Promise((r) => setTimeout(r, 1_500));
       expect(rms(client.audioBetween(cutAt + 500, client.now()))).toBeLessThan(100);
+      // The mouth closed with the sound, not frozen in the pose of the word that was cut.
+      const afterCut = client.framesBetween(cutAt + 500, client.now()).map((f) => f.mouth);
+      expect(afterCut.length).toBeGreaterThan(10);
+      expect(Math.max(...afterCut)).toBeLessThan(closed + MOUTH_TOLERANCE);
       expect(client.chat.some((m) => m.utterance_id === d)).toBe(false);
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 60_000);
