@@ -2,11 +2,13 @@ import type { SentenceChunk } from './splitSentences.js';
 import type { SynthesisResult } from './ttsEngine.js';
 
 /**
- * Natural pauses between the chunks espeak-ng speaks one by one. Synthesized separately, chunks
- * lose the pauses espeak puts between sentences of one input: measured on a three-sentence reply,
- * 40 and 150 ms between sentences against 300 and 290 ms from plain espeak-ng on the whole text
- * (and 150-160 ms at its commas). People reading aloud pause longer still between sentences
- * (400-700 ms in read speech). Each chunk's own edge silence is trimmed and replaced by a pause
+ * Natural pauses between the chunks espeak-ng speaks one by one (each clause of each sentence).
+ * Synthesized separately, chunks lose the pauses espeak puts between sentences of one input:
+ * measured on a three-sentence reply, 40 and 150 ms between sentences against 300 and 290 ms from
+ * plain espeak-ng on the whole text, and 150-170 ms at its commas. People reading aloud pause
+ * longer: 400-700 ms between sentences in read speech; a real speaker's clip
+ * (test/fixtures/audio) pauses 500 to 1100 ms at its commas, at a pace espeak-ng would take 6.4 s
+ * for where he takes 11.0 s. Each chunk's own edge silence is trimmed and replaced by a pause
  * chosen by how the chunk ends.
  */
 export const PAUSE_MS = {
@@ -14,8 +16,11 @@ export const PAUSE_MS = {
   sentence: 420,
   /** Before a paragraph break (a blank line). */
   paragraph: 650,
-  /** After a chunk cut at a clause (`,` `;` `:` or a dash). */
-  clause: 200,
+  /**
+   * After a clause (`,` `;` `:` or a dash): the speaker's shortest comma pause at espeak-ng's
+   * pace (500 ms x 6.4 / 11.0 = 290 ms). espeak-ng's own 150-170 ms ran the clauses together.
+   */
+  clause: 290,
   /** After a chunk cut between words (a very long clause). */
   word: 60,
 };

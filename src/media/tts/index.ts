@@ -26,6 +26,7 @@ export {
   VoiceProfileUnavailableError,
 } from './espeakVoiceProfileSchema.js';
 export {
+  splitClauses,
   splitSentences,
   type SentenceChunk,
   type SplitSentencesOptions,

@@ -108,6 +108,13 @@ function pushTrimmed(chunks: SentenceChunk[], text: string, start: number, end: 
   if (end > start) chunks.push({ text: text.slice(start, end), start, end });
 }
 
+/** Clause punctuation: a chunk may end after one of these when a space follows. */
+const CLAUSE_END = /[,;:—–]/;
+
+function endsClause(text: string, i: number): boolean {
+  return CLAUSE_END.test(text[i]!) && isSpace(text[i + 1]);
+}
+
 /**
  * Cut an over-long sentence at clause punctuation (or spaces) so no chunk exceeds its limit:
  * `firstLimit` for the first piece, `maxChars` for the rest.
@@ -125,7 +132,7 @@ function splitLong(
     const limit = start + pieceLimit;
     let cut = -1;
     for (let i = limit - 1; i > start + pieceLimit / 3; i--) {
-      if (/[,;:—–]/.test(text[i]!) && isSpace(text[i + 1])) {
+      if (endsClause(text, i)) {
         cut = i + 1;
         break;
       }
@@ -178,6 +185,26 @@ export function splitSentences(text: string, opts: SplitSentencesOptions = {}): 
     const limit = out.length === 0 ? firstMaxChars : maxChars;
     if (sentence.text.length > limit) splitLong(text, sentence, limit, maxChars, out);
     else out.push(sentence);
+  }
+  return out;
+}
+
+/**
+ * Every chunk cut after its clause punctuation too (`,` `;` `:` or a dash, followed by a space;
+ * not "1,000"), for an engine whose pauses are placed between chunks: espeak-ng's prosody is
+ * clause by clause, so a clause synthesized alone sounds as it does in its sentence (the same
+ * length to the millisecond and the same pitch, measured), and only the pause after it changes.
+ */
+export function splitClauses(chunks: readonly SentenceChunk[], text: string): SentenceChunk[] {
+  const out: SentenceChunk[] = [];
+  for (const chunk of chunks) {
+    let start = chunk.start;
+    for (let i = chunk.start; i < chunk.end - 1; i++) {
+      if (!endsClause(text, i)) continue;
+      pushTrimmed(out, text, start, i + 1);
+      start = i + 1;
+    }
+    pushTrimmed(out, text, start, chunk.end);
   }
   return out;
 }

@@ -2,6 +2,7 @@ import type { EspeakEngine } from './espeakEngine.js';
 import { isSilent, pauseAfter, phraseChunk } from './espeakPhrasing.js';
 import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';
 import {
+  splitClauses,
   splitSentences,
   type SentenceChunk,
   type SplitSentencesOptions,
@@ -32,7 +33,8 @@ export interface SentenceSynthesis extends SynthesisResult {
  * first one a few ms after the start instead of the 20-50 ms the whole sentence takes), and its
  * timings come with its last piece. Later sentences are ready before they are needed, whole.
  *
- * Between chunks it pauses like a person (espeakPhrasing.ts). Word `charStart`/`charEnd` refer
+ * Sentences are cut into their clauses, so that every pause is chosen here: between chunks it
+ * pauses like a person (espeakPhrasing.ts). Word `charStart`/`charEnd` refer
  * to the full `text`. Stop iterating (or abort the signal) on an interrupt; the look-ahead
  * synthesis is then discarded.
  */
@@ -42,7 +44,10 @@ export async function* synthesizeSentences(
   voice: EspeakVoiceProfile,
   opts: SynthesisOptions & SplitSentencesOptions = {},
 ): AsyncGenerator<SentenceSynthesis> {
-  const chunks = splitSentences(text, { firstMaxChars: FIRST_CHUNK_MAX_CHARS, ...opts });
+  const chunks = splitClauses(
+    splitSentences(text, { firstMaxChars: FIRST_CHUNK_MAX_CHARS, ...opts }),
+    text,
+  );
   const pauseAfterMs = (index: number): number | null =>
     index === chunks.length - 1 ? null : pauseAfter(chunks[index]!, text);
   const start = (index: number): Promise<SentenceSynthesis> | undefined => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitSentences } from '../../../src/media/tts/index.js';
+import { splitClauses, splitSentences } from '../../../src/media/tts/index.js';
 
 const texts = (input: string, maxChars?: number) =>
   splitSentences(input, { maxChars }).map((c) => c.text);
@@ -69,5 +69,30 @@ describe('splitSentences', () => {
 
   it('returns nothing for blank text', () => {
     expect(splitSentences('   \n ')).toEqual([]);
+  });
+});
+
+describe('splitClauses', () => {
+  it('cuts each sentence after its clause punctuation, keeping offsets into the input', () => {
+    const input =
+      'Well, I think so; we could go: now — or later. Numbers like 1,000 stay whole, see?';
+    const chunks = splitClauses(splitSentences(input), input);
+    expect(chunks.map((c) => c.text)).toEqual([
+      'Well,',
+      'I think so;',
+      'we could go:',
+      'now —',
+      'or later.',
+      'Numbers like 1,000 stay whole,',
+      'see?',
+    ]);
+    for (const c of chunks) expect(input.slice(c.start, c.end)).toBe(c.text);
+  });
+
+  it('leaves sentences without clause punctuation, and trailing punctuation, as they are', () => {
+    const input = 'No commas here. Ends with a comma,';
+    const chunks = splitSentences(input);
+    expect(splitClauses(chunks, input)).toEqual(chunks);
+    expect(splitClauses([], '')).toEqual([]);
   });
 });
