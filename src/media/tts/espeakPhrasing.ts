@@ -5,11 +5,11 @@ import type { SynthesisResult } from './ttsEngine.js';
  * Natural pauses between the chunks espeak-ng speaks one by one (each clause of each sentence).
  * Synthesized separately, chunks lose the pauses espeak puts between sentences of one input:
  * measured on a three-sentence reply, 40 and 150 ms between sentences against 300 and 290 ms from
- * plain espeak-ng on the whole text, and 150-170 ms at its commas. People reading aloud pause
+ * plain espeak-ng on the whole text, and 150-180 ms at its commas. People reading aloud pause
  * longer: 400-700 ms between sentences in read speech; a real speaker's clip
- * (test/fixtures/audio) pauses 500 to 1100 ms at its commas, at a pace espeak-ng would take 6.4 s
- * for where he takes 11.0 s. Each chunk's own edge silence is trimmed and replaced by a pause
- * chosen by how the chunk ends.
+ * (test/fixtures/audio) pauses 1100 and 500 ms at its clause boundaries, at an orator's pace
+ * (his speech spans 10.3 s where plain espeak-ng's spans 6.2 s for the same words). Each chunk's
+ * own edge silence is trimmed and replaced by a pause chosen by how the chunk ends.
  */
 export const PAUSE_MS = {
   /** After `.`, `!`, `?` or `…` (closing quotes and brackets allowed). */
@@ -17,10 +17,10 @@ export const PAUSE_MS = {
   /** Before a paragraph break (a blank line). */
   paragraph: 650,
   /**
-   * After a clause (`,` `;` `:` or a dash): the speaker's shortest comma pause at espeak-ng's
-   * pace (500 ms x 6.4 / 11.0 = 290 ms). espeak-ng's own 150-170 ms ran the clauses together.
+   * After a clause (`,` `;` `:` or a dash): the speaker's shorter clause pause at espeak-ng's
+   * pace (500 ms x 6.2 / 10.3 = 300 ms). espeak-ng's own 150-170 ms ran the clauses together.
    */
-  clause: 290,
+  clause: 300,
   /** After a chunk cut between words (a very long clause). */
   word: 60,
 };

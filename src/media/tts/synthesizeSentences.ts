@@ -25,18 +25,17 @@ export interface SentenceSynthesis extends SynthesisResult {
 }
 
 /**
- * Synthesize long text sentence by sentence, one sentence ahead of the consumer: while the
- * caller plays sentence N, sentence N+1 is already being synthesized, so playback never waits on
- * synthesis (espeak runs ~100x real time).
+ * Synthesize long text chunk by chunk (its sentences, each cut into its clauses), one chunk ahead
+ * of the consumer: while the caller plays chunk N, chunk N+1 is already being synthesized, so
+ * playback never waits on synthesis (espeak runs ~100x real time).
  *
- * The first sentence streams: its audio comes in the pieces espeak-ng produces (100 ms each, the
- * first one a few ms after the start instead of the 20-50 ms the whole sentence takes), and its
- * timings come with its last piece. Later sentences are ready before they are needed, whole.
+ * The first chunk streams: its audio comes in the pieces espeak-ng produces (100 ms each, the
+ * first one a few ms after the start instead of the 20-50 ms the whole chunk takes), and its
+ * timings come with its last piece. Later chunks are ready before they are needed, whole.
  *
- * Sentences are cut into their clauses, so that every pause is chosen here: between chunks it
- * pauses like a person (espeakPhrasing.ts). Word `charStart`/`charEnd` refer
- * to the full `text`. Stop iterating (or abort the signal) on an interrupt; the look-ahead
- * synthesis is then discarded.
+ * Every pause is chosen here, between chunks: like a person's (espeakPhrasing.ts). Word
+ * `charStart`/`charEnd` refer to the full `text`. Stop iterating (or abort the signal) on an
+ * interrupt; the look-ahead synthesis is then discarded.
  */
 export async function* synthesizeSentences(
   engine: EspeakEngine,
