@@ -142,6 +142,53 @@ export class AvatarClient {
     }
   }
 
+  /**
+   * Waits until the receiver's audio delay holds still: the mean time a sample spent in its
+   * jitter buffer (libwebrtc's NetEq), over each second, within `toleranceMs` of the second
+   * before, two seconds running (a buffer shrinking by 5 to 10 ms a second, as after a load
+   * spike, does not pass), or `maxMs` at most. Returns the last mean delay and the time waited.
+   */
+  async waitForSteadyAudioDelay({ toleranceMs = 4, maxMs = 20_000 } = {}): Promise<{
+    delayMs: number | undefined;
+    waitedMs: number;
+  }> {
+    const started = performance.now();
+    let totals = await this.audioJitterBufferTotals();
+    let last: number | undefined;
+    let steadySteps = 0;
+    while (performance.now() - started < maxMs) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const next = await this.audioJitterBufferTotals();
+      const mean =
+        totals && next && next.emitted > totals.emitted
+          ? ((next.delayS - totals.delayS) / (next.emitted - totals.emitted)) * 1000
+          : undefined;
+      totals = next;
+      const steady =
+        mean !== undefined && last !== undefined && Math.abs(mean - last) <= toleranceMs;
+      steadySteps = steady ? steadySteps + 1 : 0;
+      last = mean;
+      if (steadySteps >= 2) return { delayMs: mean, waitedMs: performance.now() - started };
+    }
+    return { delayMs: last, waitedMs: performance.now() - started };
+  }
+
+  /** The receiver's audio jitter buffer totals so far (seconds of delay, samples emitted). */
+  private async audioJitterBufferTotals(): Promise<
+    { delayS: number; emitted: number } | undefined
+  > {
+    const stats = await this.room.getRtcStats();
+    for (const s of stats.subscriberStats) {
+      if (s.stats.case !== 'inboundRtp' || s.stats.value.stream?.kind !== 'audio') continue;
+      const inbound = s.stats.value.inbound;
+      return {
+        delayS: inbound?.jitterBufferDelay ?? 0,
+        emitted: Number(inbound?.jitterBufferEmittedCount ?? 0),
+      };
+    }
+    return undefined;
+  }
+
   async waitForTracks(): Promise<void> {
     await this.waitFor(
       () => this.subscribed.has('video') && this.subscribed.has('audio'),
