@@ -7,11 +7,11 @@
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
 import { availableParallelism } from 'node:os';
-import { dispose, type Room } from '@livekit/rtc-node';
+import { dispose } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { AvatarClient, meanJitterBufferMs } from '../test/media/session/avatarClient.js';
 import { QUICK, median, recordFigures, rounds, summary } from './support/figures.js';
 import { startBenchNode, type BenchNode } from './support/benchNode.js';
 
@@ -135,34 +135,6 @@ function lipSyncOffset(client: AvatarClient, fromMs: number, toMs: number): numb
   return best * step;
 }
 
-/** What the subscriber's audio jitter buffer (libwebrtc's NetEq) has delayed so far. */
-interface JitterBufferTotals {
-  delayS: number;
-  emitted: number;
-}
-
-async function audioJitterBuffer(room: Room): Promise<JitterBufferTotals | undefined> {
-  const stats = await room.getRtcStats();
-  for (const s of stats.subscriberStats) {
-    if (s.stats.case !== 'inboundRtp' || s.stats.value.stream?.kind !== 'audio') continue;
-    const inbound = s.stats.value.inbound;
-    return {
-      delayS: inbound?.jitterBufferDelay ?? 0,
-      emitted: Number(inbound?.jitterBufferEmittedCount ?? 0),
-    };
-  }
-  return undefined;
-}
-
-/** The mean time (ms) a sample spent in the jitter buffer between two readings. */
-function meanJitterBufferMs(
-  from?: JitterBufferTotals,
-  to?: JitterBufferTotals,
-): number | undefined {
-  if (!from || !to || to.emitted <= from.emitted) return undefined;
-  return ((to.delayS - from.delayS) / (to.emitted - from.emitted)) * 1000;
-}
-
 // ---- latencies, five rounds (with the default: a worker per core) ---------------------------
 const latencyNode = await startNode(WORKER_CONFIGS.at(-1)!);
 const visage = latencyNode.visage;
@@ -216,7 +188,7 @@ for (let round = 0; round < rounds(); round++) {
     Object.values(createStages).forEach((xs, i) => xs.push(steps[i]!));
   }
   await sleep(800);
-  const bufferBefore = await audioJitterBuffer(client.room);
+  const bufferBefore = await client.audioJitterBuffer();
   const sentAt = client.now();
   const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
   await client.waitFor(
@@ -226,7 +198,7 @@ for (let round = 0; round < rounds(); round++) {
   );
   const audibleAt = client.audio.find((a) => a.atMs > sentAt && a.rms > 300)!.atMs;
   speakToAudio.push(audibleAt - sentAt);
-  const buffered = meanJitterBufferMs(bufferBefore, await audioJitterBuffer(client.room));
+  const buffered = meanJitterBufferMs(bufferBefore, await client.audioJitterBuffer());
   const marks = await latencyNode.marks(utterance_id);
   if (marks) {
     const handedAt = marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;

@@ -153,16 +153,13 @@ export class AvatarClient {
     waitedMs: number;
   }> {
     const started = performance.now();
-    let totals = await this.audioJitterBufferTotals();
+    let totals = await this.audioJitterBuffer();
     let last: number | undefined;
     let steadySteps = 0;
     while (performance.now() - started < maxMs) {
       await new Promise((r) => setTimeout(r, 1_000));
-      const next = await this.audioJitterBufferTotals();
-      const mean =
-        totals && next && next.emitted > totals.emitted
-          ? ((next.delayS - totals.delayS) / (next.emitted - totals.emitted)) * 1000
-          : undefined;
+      const next = await this.audioJitterBuffer();
+      const mean = meanJitterBufferMs(totals, next);
       totals = next;
       const steady =
         mean !== undefined && last !== undefined && Math.abs(mean - last) <= toleranceMs;
@@ -173,10 +170,8 @@ export class AvatarClient {
     return { delayMs: last, waitedMs: performance.now() - started };
   }
 
-  /** The receiver's audio jitter buffer totals so far (seconds of delay, samples emitted). */
-  private async audioJitterBufferTotals(): Promise<
-    { delayS: number; emitted: number } | undefined
-  > {
+  /** What the received audio's jitter buffer (libwebrtc's NetEq) has delayed so far. */
+  async audioJitterBuffer(): Promise<JitterBufferTotals | undefined> {
     const stats = await this.room.getRtcStats();
     for (const s of stats.subscriberStats) {
       if (s.stats.case !== 'inboundRtp' || s.stats.value.stream?.kind !== 'audio') continue;
@@ -226,6 +221,21 @@ export class AvatarClient {
     // Disconnecting ends the track streams (and their loops) too.
     await this.room.disconnect();
   }
+}
+
+/** A receiver's audio jitter buffer totals: seconds of delay summed over the samples emitted. */
+export interface JitterBufferTotals {
+  delayS: number;
+  emitted: number;
+}
+
+/** The mean time (ms) a sample spent in the jitter buffer between two readings. */
+export function meanJitterBufferMs(
+  from?: JitterBufferTotals,
+  to?: JitterBufferTotals,
+): number | undefined {
+  if (!from || !to || to.emitted <= from.emitted) return undefined;
+  return ((to.delayS - from.delayS) / (to.emitted - from.emitted)) * 1000;
 }
 
 export function rms(samples: AudioSample[]): number {
