@@ -189,20 +189,28 @@ export function splitSentences(text: string, opts: SplitSentencesOptions = {}): 
   return out;
 }
 
+/** A letter or a digit: something spoken. */
+const SPOKEN = /[\p{L}\p{N}]/u;
+
 /**
  * Every chunk cut after its clause punctuation too (`,` `;` `:` or a dash, followed by a space;
  * not "1,000"), for an engine whose pauses are placed between chunks: espeak-ng's prosody is
  * clause by clause, so a clause synthesized alone sounds as it does in its sentence (the same
  * length to the millisecond and the same pitch, measured), and only the pause after it changes.
+ * A clause has something spoken in it: punctuation alone (", , ,") joins the next clause, so it
+ * cannot become a pause of its own (4096 characters of it would be ten minutes of silence).
  */
 export function splitClauses(chunks: readonly SentenceChunk[], text: string): SentenceChunk[] {
   const out: SentenceChunk[] = [];
   for (const chunk of chunks) {
     let start = chunk.start;
+    let spoken = false;
     for (let i = chunk.start; i < chunk.end - 1; i++) {
-      if (!endsClause(text, i)) continue;
+      spoken ||= SPOKEN.test(text[i]!);
+      if (!spoken || !endsClause(text, i)) continue;
       pushTrimmed(out, text, start, i + 1);
       start = i + 1;
+      spoken = false;
     }
     pushTrimmed(out, text, start, chunk.end);
   }

@@ -89,6 +89,19 @@ describe('splitClauses', () => {
     for (const c of chunks) expect(input.slice(c.start, c.end)).toBe(c.text);
   });
 
+  it('never makes a clause of punctuation alone (it would be a pause of its own)', () => {
+    const input = ', , ; Well, , , then: — go';
+    expect(splitClauses(splitSentences(input), input).map((c) => c.text)).toEqual([
+      ', , ; Well,',
+      ', , then:',
+      '— go',
+    ]);
+    // Only the length limit cuts it (at spaces, with the short pause between words).
+    const commas = ', '.repeat(2000);
+    const sentences = splitSentences(commas);
+    expect(splitClauses(sentences, commas)).toEqual(sentences);
+  });
+
   it('leaves sentences without clause punctuation, and trailing punctuation, as they are', () => {
     const input = 'No commas here. Ends with a comma,';
     const chunks = splitSentences(input);
