@@ -20,7 +20,12 @@ export class PlayoutClock {
   }
 
   position(): number {
-    return Math.min(this.pushedMs, this.anchorPosMs + (this.now() - this.anchorWallMs));
+    return Math.min(this.pushedMs, this.runningPosition());
+  }
+
+  /** Where playout would be had it not stopped at the end of the pushed audio. */
+  private runningPosition(): number {
+    return this.anchorPosMs + (this.now() - this.anchorWallMs);
   }
 
   /**
@@ -31,7 +36,7 @@ export class PlayoutClock {
    * mid-word after an interrupt.)
    */
   heardAt(latencyMs: number): number | null {
-    const t = this.anchorPosMs + (this.now() - this.anchorWallMs) - latencyMs;
+    const t = this.runningPosition() - latencyMs;
     return t >= this.pushedMs || t < this.restartPosMs ? null : t;
   }
 

@@ -97,7 +97,7 @@ export class SpeechPlayer {
   }
 
   /** The mouth at playout time `tMs` (see `speechMouth`). */
-  poseAt(tMs: number): MouthPose {
+  private poseAt(tMs: number): MouthPose {
     return speechMouth(this.tracker.poseAt(tMs), this.schedule.poseAt(tMs));
   }
 
