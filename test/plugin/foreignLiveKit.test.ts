@@ -173,18 +173,17 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
     const identity = `avatar-${room}`;
     const at = new AccessToken(AGENT_KEY, AGENT_SECRET, { identity, ttl });
     at.addGrant({ room, roomJoin: true, canPublish: true, canPublishData: true });
+    const token = await at.toJwt();
     const key = await stack.visage.newKey(1);
     const res = await stack.visage.call('POST', '/v1/sessions', {
-      json: {
-        avatar_id: MILO,
-        mode: 'video',
-        livekit: { url: theirs.url, token: await at.toJwt() },
-        ...extra,
-      },
+      json: { avatar_id: MILO, mode: 'video', livekit: { url: theirs.url, token }, ...extra },
       auth: key.secret,
     });
-    expect(res.status).toBe(201);
+    expect(res.status, await res.clone().text()).toBe(201);
     const { session_id: id } = (await res.json()) as { session_id: string };
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as {
+      exp: number;
+    };
     const activeCount = async () =>
       (
         await stack.visage.call('GET', '/v1/sessions?status=active', { auth: key.secret })
@@ -194,7 +193,7 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
       (await new RoomServiceClient(theirs.httpUrl, AGENT_KEY, AGENT_SECRET).listParticipants(room))
         .map((p) => p.identity)
         .includes(identity);
-    return { id, identity, activeCount, endReason, avatarInRoom };
+    return { id, identity, expiresAtMs: exp * 1000, activeCount, endReason, avatarInRoom };
   }
 
   it('in their room too: the idle timeout ends the session and the avatar leaves', async () => {
@@ -216,15 +215,18 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
   }, 60_000);
 
   it('a token that expired is refused when the avatar must reconnect: the session ends (error)', async () => {
-    // The shortest token Visage takes (30 s of validity left); once it expired (and LiveKit's
-    // 10 s of clock tolerance passed), the signal drops and their LiveKit refuses the avatar back.
-    const s = await sessionInTheirRoom('expiring-room', {}, 31);
-    await new Promise((resolve) => setTimeout(resolve, 43_000));
+    // A short token, yet one Visage takes (it wants 30 s of validity left when the request
+    // arrives: 10 s more cover a slow mint-to-request on a busy machine). Once it expired, and
+    // LiveKit's 10 s of clock tolerance passed, the signal drops and their LiveKit refuses the
+    // avatar back.
+    const s = await sessionInTheirRoom('expiring-room', {}, 40);
+    const pastTolerance = s.expiresAtMs + 10_000 + 2_000 - Date.now();
+    await new Promise((resolve) => setTimeout(resolve, pastTolerance));
     expect(await s.endReason()).toBeNull(); // a connected avatar outlives its token
     expect(theirs.dropSignal('expiring-room', s.identity)).toBe(true);
     await expect.poll(s.endReason, { timeout: 60_000, interval: 500 }).toBe('error');
     expect(await s.activeCount()).toBe('0');
-  }, 120_000);
+  }, 130_000);
 
   it('a token their LiveKit refuses (wrong secret) is 400 invalid_livekit_token, holding no slot', async () => {
     const at = new AccessToken(AGENT_KEY, 'not-the-secret-of-their-livekit-000000', {
