@@ -48,7 +48,7 @@ describeWebRtc('room timeouts', (address) => {
 
   it('keeps a session nobody joins until its own idle timeout, parked ones beyond', async () => {
     await setup();
-    const idle = await create({ idle_timeout_seconds: 8 });
+    const idle = await create({ idle_timeout_seconds: 10 }); // outlives the checks below, even on a busy machine
     const parked = await create({ idle_timeout_seconds: 5 });
     const park = await stack.visage.call(
       'POST',
