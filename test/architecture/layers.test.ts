@@ -1,0 +1,106 @@
+// The source tree is layered: a module imports from its own part of the tree and from the layers
+// below it, never from above. This test reads every import in src/ (TypeScript's own pre-parser:
+// static, dynamic, `export … from`, `import type` alike) and names each one that points up, so the
+// layering the README describes is a fact, not a hope.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve('src');
+
+/**
+ * Lowest first. A group is a folder or a file under src/; a module belongs to the longest group
+ * that contains it, and may import modules of its own group and of any group in a lower layer.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  // The wire contract, and process-wide leaves.
+  ['api', 'version.ts', 'rtcNodeLog.ts'],
+  // The media core's seam and data, and audio decoding.
+  ['media/mediaCore.ts', 'media/avatarCatalogue.ts', 'media/startupProgress.ts', 'media/audio'],
+  ['media/voice', 'media/speech', 'media/lipsync'],
+  // Speech engines use the voice analysis, never the other way round.
+  ['media/tts', 'media/render', 'media/worker'],
+  ['media/photo'],
+  ['media/session'],
+  ['media/workerPool'],
+  ['devserver', 'client'],
+  ['server', 'plugin'],
+  ['cli', 'index.ts'],
+];
+
+/** Groups that import nothing outside themselves (besides packages). */
+const STANDS_ALONE = ['devserver'];
+
+const GROUPS = LAYERS.flat();
+const layerOf = new Map(LAYERS.flatMap((groups, rank) => groups.map((g) => [g, rank] as const)));
+
+function groupOf(file: string): string | undefined {
+  const rel = relative(SRC, file).split('\\').join('/');
+  return GROUPS.filter((g) => rel === g || rel.startsWith(`${g}/`)).sort(
+    (a, b) => b.length - a.length,
+  )[0];
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return e.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every relative import of `file`, resolved to the source file it names. */
+function relativeImports(file: string): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles
+    .map((f) => f.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => resolve(dirname(file), name).replace(/\.js$/, '.ts'));
+}
+
+/** Why the import of `target` by `file` breaks the layering, or undefined when it does not. */
+function breaks(file: string, target: string): string | undefined {
+  const from = groupOf(file)!;
+  const to = groupOf(target);
+  if (!target.startsWith(`${SRC}/`)) return 'outside src/';
+  if (to === from) return undefined;
+  if (to === undefined) return 'in no layer';
+  if (STANDS_ALONE.includes(from)) return `${from} stands alone`;
+  return layerOf.get(to)! < layerOf.get(from)! ? undefined : `${to} is not below ${from}`;
+}
+
+describe('the layering of src/', () => {
+  const files = sourceFiles(SRC);
+
+  it('places every source file in a layer', () => {
+    expect(files.filter((f) => groupOf(f) === undefined).map((f) => relative(SRC, f))).toEqual([]);
+  });
+
+  it('has no import that points up, or sideways between groups of one layer', () => {
+    const found = files.flatMap((file) =>
+      relativeImports(file).flatMap((target) => {
+        const why = breaks(file, target);
+        return why ? [`${relative(SRC, file)} -> ${relative(SRC, target)} (${why})`] : [];
+      }),
+    );
+    // version.ts reads ../package.json: the one import that leaves src/, on purpose.
+    expect(found).toEqual(['version.ts -> ../package.json (outside src/)']);
+  });
+
+  it('names an upward or sideways import when there is one', () => {
+    // The check itself, on imports the tree must never have.
+    const at = (path: string) => join(SRC, path);
+    expect(breaks(at('media/voice/analyzeVoiceClip.ts'), at('media/tts/espeakEngine.ts'))).toBe(
+      'media/tts is not below media/voice',
+    );
+    expect(breaks(at('api/endpoints.ts'), at('server/app.ts'))).toBe('server is not below api');
+    expect(breaks(at('client/visageClient.ts'), at('devserver/room.ts'))).toBe(
+      'devserver is not below client',
+    );
+    expect(breaks(at('devserver/room.ts'), at('api/ids.ts'))).toBe('devserver stands alone');
+    expect(breaks(at('media/tts/espeakEngine.ts'), at('media/voice/measureVoice.ts'))).toBe(
+      undefined,
+    );
+  });
+});
