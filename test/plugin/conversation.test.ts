@@ -100,7 +100,8 @@ describe('watchdog', () => {
     await handle.waitForPlayout();
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(900);
-    expect(elapsed).toBeLessThan(4_000);
+    // Its own 1 s, not the default 10 s (the rest is margin for a busy machine).
+    expect(elapsed).toBeLessThan(7_000);
     expect(s.session.agentState).toBe('listening');
     // The avatar was told to stop, so it does not talk over the next turn.
     await until(() => s.sim.log.some((e) => e.event === 'interrupt'), 2_000, 'an interrupt');
