@@ -5,6 +5,10 @@
  * Beside them, LiveKit's own delivery with no Visage in the path (a plain participant publishing
  * the same speech the way the avatar does), and each engine's figure less both: what Visage itself
  * adds on top of what any LiveKit publisher pays.
+ * Each engine is measured twice: with the measured session alone on the node, and while other
+ * sessions speak now and then beside it (BENCH_TTS_OTHERS, default 2), as on a node that serves
+ * others: on a machine that runs cold code slowly, the first figure pays for every path a speak
+ * takes having been idle.
  * Visage runs as `visage dev` runs it: a node process with the API, the embedded LiveKit server
  * in its own process and a media worker per core; the fakes, the subscriber and the plain
  * participant run in this process.
@@ -47,12 +51,20 @@ const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-ma
 /** Media worker processes, one per core as under `visage dev`. */
 const WORKERS = availableParallelism();
 
-/** When the client last wrote a speak request to its socket (performance.now()). */
+/** The measured session's speak path, and when the client last wrote it to its socket. */
+let measuredSpeakPath = '';
 let speakWrittenAt = NaN;
 diagnostics.channel('undici:client:sendHeaders').subscribe((message) => {
   const { request } = message as { request: { path: string } };
-  if (request.path.endsWith('/speak')) speakWrittenAt = performance.now();
+  if (request.path === measuredSpeakPath) speakWrittenAt = performance.now();
 });
+
+/**
+ * Other sessions on the node in the second condition, each speaking a short sentence every 2.5
+ * to 3.5 s (about half the time, as in a conversation), with no one watching them.
+ */
+const OTHER_SESSIONS = Number(process.env.BENCH_TTS_OTHERS ?? 2);
+const OTHER_SENTENCE = 'Another session says a short thing.';
 
 /** Speech above this RMS (16-bit) at the subscriber counts as audible. */
 const AUDIBLE_RMS = 300;
@@ -123,6 +135,8 @@ class PlainPublisher {
 
 interface Row {
   engine: string;
+  /** 'alone', or how many other sessions speak on the node meanwhile. */
+  condition: string;
   speakToAudio: number[];
   providerDelayMs: number;
   /** LiveKit alone: a plain participant's audio, handed over -> audible (ms), round by round. */
@@ -141,11 +155,15 @@ const STAGES = [
 ] as const;
 type Stage = (typeof STAGES)[number];
 
+/**
+ * One engine, on a node of its own: first with the measured session alone on the node, then with
+ * OTHER_SESSIONS more speaking now and then, so that the paths a speak takes have run lately.
+ */
 async function measure(
   engine: 'espeak' | 'cartesia' | 'elevenlabs',
   fake: FakeProvider | null,
   env: Record<string, string>,
-): Promise<Row> {
+): Promise<Row[]> {
   const node = await startBenchNode({
     address: address!,
     workers: WORKERS,
@@ -158,65 +176,87 @@ async function measure(
       const file = await visage.files.upload(new Blob([clip], { type: 'audio/ogg' }), 'me.ogg');
       voiceId = (await visage.voices.create({ name: 'Me', file_id: file.file_id })).voice_id;
     }
-    const speakToAudio: number[] = [];
-    const stages = Object.fromEntries(STAGES.map((stage) => [stage, []])) as unknown as Record<
-      Stage,
-      number[]
-    >;
-    const s = await visage.sessions.create({
-      avatar_id: AVATAR,
-      mode: 'video',
-      ...(voiceId ? { voice_id: voiceId } : {}),
-    });
+    const voice = voiceId ? { voice_id: voiceId } : {};
+    const s = await visage.sessions.create({ avatar_id: AVATAR, mode: 'video', ...voice });
+    measuredSpeakPath = `/v1/sessions/${s.session_id}/speak`;
     const client = new AvatarClient();
     await client.join(s.livekit_url, s.participant_token!);
     await client.waitFor(() => client.video.length > 0, 15_000, 'first video frame');
     const plain = await PlainPublisher.join(node, s.room_name);
     await sleep(800);
-    const delivery: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      delivery.push(await plain.deliver(client));
-      await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
-      const sentAt = client.now();
-      const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
-      const audibleAt = await audibleAfter(client, sentAt);
-      speakToAudio.push(audibleAt - sentAt);
-      await client.waitFor(
-        () => client.finals().some((m) => m.utterance_id === utterance_id),
-        30_000,
-        'final',
-      );
-      const marks = await node.marks(utterance_id);
-      if (marks) {
-        // Epoch ms of client times (performance.now() based), comparable with the marks.
-        const epochOf = (atMs: number) => performance.timeOrigin + client.t0 + atMs;
-        const handedAt = marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;
-        const writtenAt = speakWrittenAt - client.t0;
-        stages[STAGES[0]].push(writtenAt - sentAt);
-        stages[STAGES[1]].push(marks.queued_at - epochOf(writtenAt));
-        stages[STAGES[2]].push(marks.waited_ms);
-        stages[STAGES[3]].push(marks.first_chunk_ms);
-        stages[STAGES[4]].push(marks.handed_ms);
-        stages[STAGES[5]].push(epochOf(audibleAt) - handedAt);
+
+    /** ROUNDS of: LiveKit alone, then the avatar's speak -> audible, with its stages. */
+    const rounds = async (condition: string): Promise<Row> => {
+      const speakToAudio: number[] = [];
+      const delivery: number[] = [];
+      const stages = Object.fromEntries(STAGES.map((stage) => [stage, []])) as unknown as Record<
+        Stage,
+        number[]
+      >;
+      for (let round = 0; round < ROUNDS; round++) {
+        delivery.push(await plain.deliver(client));
+        await client.waitFor(() => quiet(client), 20_000, 'silence before speaking');
+        const sentAt = client.now();
+        const { utterance_id } = await visage.sessions.speak(s.session_id, SENTENCE);
+        const audibleAt = await audibleAfter(client, sentAt);
+        speakToAudio.push(audibleAt - sentAt);
+        await client.waitFor(
+          () => client.finals().some((m) => m.utterance_id === utterance_id),
+          30_000,
+          'final',
+        );
+        const marks = await node.marks(utterance_id);
+        if (marks) {
+          // Epoch ms of client times (performance.now() based), comparable with the marks.
+          const epochOf = (atMs: number) => performance.timeOrigin + client.t0 + atMs;
+          const handedAt =
+            marks.queued_at + marks.waited_ms + marks.first_chunk_ms + marks.handed_ms;
+          const writtenAt = speakWrittenAt - client.t0;
+          stages[STAGES[0]].push(writtenAt - sentAt);
+          stages[STAGES[1]].push(marks.queued_at - epochOf(writtenAt));
+          stages[STAGES[2]].push(marks.waited_ms);
+          stages[STAGES[3]].push(marks.first_chunk_ms);
+          stages[STAGES[4]].push(marks.handed_ms);
+          stages[STAGES[5]].push(epochOf(audibleAt) - handedAt);
+        }
+        await sleep(300);
       }
-      await sleep(300);
+      const providerDelayMs = fake ? PROVIDER_FIRST_CHUNK_MS : 0;
+      return { engine, condition, speakToAudio, providerDelayMs, delivery, stages };
+    };
+
+    const rows = [await rounds('alone')];
+    if (OTHER_SESSIONS > 0) {
+      let talking = true;
+      const others = await Promise.all(
+        Array.from({ length: OTHER_SESSIONS }, () =>
+          visage.sessions.create({ avatar_id: AVATAR, mode: 'video', ...voice }),
+        ),
+      );
+      const talkers = others.map(async (o) => {
+        while (talking) {
+          await visage.sessions.speak(o.session_id, OTHER_SENTENCE);
+          await sleep(2_500 + Math.random() * 1_000);
+        }
+      });
+      try {
+        rows.push(await rounds(`${OTHER_SESSIONS} other sessions speaking`));
+      } finally {
+        talking = false;
+        await Promise.all(talkers);
+        for (const o of others) await visage.sessions.delete(o.session_id);
+      }
     }
     await plain.leave();
     await client.leave();
     await visage.sessions.delete(s.session_id);
-    return {
-      engine,
-      speakToAudio,
-      providerDelayMs: fake ? PROVIDER_FIRST_CHUNK_MS : 0,
-      delivery,
-      stages,
-    };
+    return rows;
   } finally {
     await node.quit();
   }
 }
 
-const rows: Row[] = [await measure('espeak', null, {})];
+const rows: Row[] = await measure('espeak', null, {});
 for (const [engine, fake, env] of [
   [
     'cartesia',
@@ -235,12 +275,15 @@ for (const [engine, fake, env] of [
   fake.behaviour.firstChunkDelayMs = PROVIDER_FIRST_CHUNK_MS;
   fake.behaviour.chunkIntervalMs = 100; // real time, as a provider streams
   try {
-    rows.push(await measure(engine, fake, env(url, fake.apiKey)));
+    rows.push(...(await measure(engine, fake, env(url, fake.apiKey))));
   } finally {
     await fake.close();
   }
 }
 
+/** A row's name: the engine, and the other sessions speaking on the node, if any. */
+const label = (r: Row) =>
+  r.condition === 'alone' ? r.engine : `${r.engine}, +${OTHER_SESSIONS} speaking`;
 const fmt = (xs: number[]) =>
   `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
 /** What Visage itself adds: each round's figure less the provider's delay and LiveKit's own
@@ -250,7 +293,7 @@ console.log('\nspeak -> first audible audio at a WebRTC subscriber, per TTS engi
 console.table(
   Object.fromEntries(
     rows.map((r) => [
-      r.engine,
+      label(r),
       {
         'speak -> first audible audio': fmt(r.speakToAudio),
         'provider first chunk': r.providerDelayMs ? `${r.providerDelayMs} ms (fake)` : '-',
@@ -264,7 +307,7 @@ console.table(
   ),
 );
 console.log(
-  "LiveKit alone: in each round, a plain participant in the same room says the same speech the way the avatar does (48 kHz, the same AudioSource queue, 100 ms frames); its first frame handed over -> audible is what any LiveKit publisher pays. Visage's own: each round's figure less the provider's delay and that round's LiveKit alone.",
+  "LiveKit alone: in each round, a plain participant in the same room says the same speech the way the avatar does (48 kHz, the same AudioSource queue, 100 ms frames); its first frame handed over -> audible is what any LiveKit publisher pays. Visage's own: each round's figure less the provider's delay and that round's LiveKit alone. '+N speaking': the same rounds while N other sessions on the node each speak a short sentence every 2.5 to 3.5 s, as on a node that serves others (the paths a speak takes have run lately).",
 );
 console.log(
   `speak -> first audible audio, where the time goes (ms, median / p95; the fakes' own first chunk takes ${PROVIDER_FIRST_CHUNK_MS} ms)`,
@@ -276,7 +319,7 @@ console.table(
       Object.fromEntries(
         rows.map((r) => {
           const { median, p95 } = summary(r.stages[stage]);
-          return [r.engine, `${median.toFixed(1)} / ${p95.toFixed(1)}`];
+          return [label(r), `${median.toFixed(1)} / ${p95.toFixed(1)}`];
         }),
       ),
     ]),
@@ -286,7 +329,7 @@ await recordFigures(
   'tts',
   Object.fromEntries(
     rows.map((r) => [
-      r.engine,
+      label(r),
       {
         speakToAudioMs: summary(r.speakToAudio),
         providerFirstChunkMs: r.providerDelayMs,
