@@ -69,7 +69,12 @@ export function apiErrorFor(
   envelope: ErrorEnvelope['error'] | undefined,
   headers: Headers,
 ): VisageApiError {
-  const fallback = `Visage answered HTTP ${status}`;
+  const location = headers.get('location');
+  // Redirects are not followed, so that the key is never sent to another address.
+  const fallback =
+    status >= 300 && status < 400 && location
+      ? `Visage answered HTTP ${status}, a redirect to ${location}: set baseUrl to the service's own address (redirects are not followed, so that the key goes nowhere else)`
+      : `Visage answered HTTP ${status}`;
   const Kind =
     status === 401
       ? VisageAuthenticationError

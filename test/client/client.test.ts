@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  VisageApiError,
   VisageAuthenticationError,
   VisageClient,
   VisageConflictError,
@@ -210,6 +211,9 @@ describe('VisageClient edge behaviour (a scripted HTTP peer)', () => {
       } else if (req.method === 'DELETE') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('OK');
+      } else if (req.url?.startsWith('/moved')) {
+        res.writeHead(301, { location: `${url}/elsewhere/v1/avatars` });
+        res.end();
       } else if (req.url?.startsWith('/slow')) {
         setTimeout(() => res.end('{}'), 2_000);
       } else {
@@ -240,6 +244,16 @@ describe('VisageClient edge behaviour (a scripted HTTP peer)', () => {
     await expect(slow.health()).rejects.toBeInstanceOf(VisageConnectionError);
     const refused = new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:1' });
     await expect(refused.health()).rejects.toBeInstanceOf(VisageConnectionError);
+  });
+
+  it('does not follow a redirect, and says where it pointed', async () => {
+    const moved = new VisageClient({ apiKey: 'sk_test', baseUrl: `${url}/moved` });
+    const before = hits.length;
+    const error = await moved.avatars.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VisageApiError);
+    expect((error as VisageApiError).status).toBe(301);
+    expect((error as VisageApiError).message).toContain(`${url}/elsewhere/v1/avatars`);
+    expect(hits.length - before).toBe(1); // the key went nowhere else
   });
 
   it('refuses to start without a secret key', () => {
