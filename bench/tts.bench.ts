@@ -134,9 +134,8 @@ class PlainPublisher {
 }
 
 interface Row {
-  engine: string;
-  /** 'alone', or how many other sessions speak on the node meanwhile. */
-  condition: string;
+  /** The engine, and the other sessions speaking on the node meanwhile, if any. */
+  label: string;
   speakToAudio: number[];
   providerDelayMs: number;
   /** LiveKit alone: a plain participant's audio, handed over -> audible (ms), round by round. */
@@ -186,7 +185,7 @@ async function measure(
     await sleep(800);
 
     /** ROUNDS of: LiveKit alone, then the avatar's speak -> audible, with its stages. */
-    const rounds = async (condition: string): Promise<Row> => {
+    const rounds = async (label: string): Promise<Row> => {
       const speakToAudio: number[] = [];
       const delivery: number[] = [];
       const stages = Object.fromEntries(STAGES.map((stage) => [stage, []])) as unknown as Record<
@@ -222,10 +221,10 @@ async function measure(
         await sleep(300);
       }
       const providerDelayMs = fake ? PROVIDER_FIRST_CHUNK_MS : 0;
-      return { engine, condition, speakToAudio, providerDelayMs, delivery, stages };
+      return { label, speakToAudio, providerDelayMs, delivery, stages };
     };
 
-    const rows = [await rounds('alone')];
+    const rows = [await rounds(engine)];
     if (OTHER_SESSIONS > 0) {
       let talking = true;
       const others = await Promise.all(
@@ -240,7 +239,7 @@ async function measure(
         }
       });
       try {
-        rows.push(await rounds(`${OTHER_SESSIONS} other sessions speaking`));
+        rows.push(await rounds(`${engine}, +${OTHER_SESSIONS} speaking`));
       } finally {
         talking = false;
         await Promise.all(talkers);
@@ -281,9 +280,6 @@ for (const [engine, fake, env] of [
   }
 }
 
-/** A row's name: the engine, and the other sessions speaking on the node, if any. */
-const label = (r: Row) =>
-  r.condition === 'alone' ? r.engine : `${r.engine}, +${OTHER_SESSIONS} speaking`;
 const fmt = (xs: number[]) =>
   `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
 /** What Visage itself adds: each round's figure less the provider's delay and LiveKit's own
@@ -293,7 +289,7 @@ console.log('\nspeak -> first audible audio at a WebRTC subscriber, per TTS engi
 console.table(
   Object.fromEntries(
     rows.map((r) => [
-      label(r),
+      r.label,
       {
         'speak -> first audible audio': fmt(r.speakToAudio),
         'provider first chunk': r.providerDelayMs ? `${r.providerDelayMs} ms (fake)` : '-',
@@ -319,7 +315,7 @@ console.table(
       Object.fromEntries(
         rows.map((r) => {
           const { median, p95 } = summary(r.stages[stage]);
-          return [label(r), `${median.toFixed(1)} / ${p95.toFixed(1)}`];
+          return [r.label, `${median.toFixed(1)} / ${p95.toFixed(1)}`];
         }),
       ),
     ]),
@@ -329,7 +325,7 @@ await recordFigures(
   'tts',
   Object.fromEntries(
     rows.map((r) => [
-      label(r),
+      r.label,
       {
         speakToAudioMs: summary(r.speakToAudio),
         providerFirstChunkMs: r.providerDelayMs,
