@@ -6,7 +6,6 @@ import {
   type RtpPacket,
 } from 'werift';
 import type { PublishedTrack } from './publishedTrack.js';
-import { isVp8KeyframeStart } from './vp8Keyframe.js';
 
 // PSFB feedback message types (RFC 4585 / 5104).
 const FMT_PLI = 1;
@@ -66,7 +65,7 @@ export class DownTrack {
       return;
     }
     if (this.awaitingKeyframe) {
-      if (!isVp8KeyframeStart(rtp.payload)) {
+      if (!this.published.isKeyframeStart(rtp.payload)) {
         // A key frame that went by moments ago is sent from the track's copy: the publisher
         // would not make another this soon.
         const recent = this.published.packetsSinceRecentKeyframe();

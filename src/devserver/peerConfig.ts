@@ -1,16 +1,12 @@
 import {
-  RTCRtpCodecParameters,
   useAbsSendTime,
   useAudioLevelIndication,
-  useFIR,
-  useNACK,
-  usePLI,
-  useREMB,
   useRepairedRtpStreamId,
   useSdesMid,
   useSdesRTPStreamId,
   type RTCPeerConnectionConfig,
 } from 'werift';
+import { forwardedCodecs } from './forwardedCodecs.js';
 import { isLocalAddress } from './nodeAddress.js';
 
 export interface IceSettings {
@@ -18,30 +14,6 @@ export interface IceSettings {
   nodeIp: string;
   /** Inclusive UDP port range for ICE sockets; any free port when absent. */
   udpPortRange?: [number, number];
-}
-
-// The SFU forwards RTP untouched, so both sides must agree on exactly these codecs: Opus
-// (RED stays off, werift cannot forward it) and VP8, the SDKs' default video codec.
-function codecs(): RTCPeerConnectionConfig['codecs'] {
-  return {
-    audio: [
-      new RTCRtpCodecParameters({
-        mimeType: 'audio/opus',
-        clockRate: 48000,
-        channels: 2,
-        payloadType: 111,
-        parameters: 'minptime=10;useinbandfec=1',
-      }),
-    ],
-    video: [
-      new RTCRtpCodecParameters({
-        mimeType: 'video/VP8',
-        clockRate: 90000,
-        payloadType: 96,
-        rtcpFeedback: [useNACK(), usePLI(), useFIR(), useREMB()],
-      }),
-    ],
-  };
 }
 
 /**
@@ -59,7 +31,7 @@ export function peerConnectionConfig(
   // only advertise it.
   const local = isLocalAddress(ice.nodeIp);
   return {
-    codecs: codecs(),
+    codecs: forwardedCodecs(),
     headerExtensions: {
       // Audio levels drive active speaker detection (SpeakersChanged).
       audio: role === 'publisher' ? [useSdesMid(), useAudioLevelIndication()] : [useSdesMid()],

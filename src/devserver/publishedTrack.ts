@@ -2,8 +2,8 @@ import { TrackInfo, TrackType } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
 import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from './audioLevel.js';
 import type { DownTrack } from './downTrack.js';
+import { keyframeStartTest } from './forwardedCodecs.js';
 import { RecentKeyframe } from './recentKeyframe.js';
-import { isVp8KeyframeStart } from './vp8Keyframe.js';
 
 // A subscriber that lost a frame asks again quickly; the publisher's encoder should not be made
 // to produce key frames faster than this.
@@ -43,9 +43,13 @@ export class PublishedTrack {
   readonly audioLevel = new AudioLevelMeter();
   packetsReceived = 0;
 
+  /** Whether an RTP payload starts a key frame, in the codec the track is published in. */
+  readonly isKeyframeStart: (payload: Buffer) => boolean;
+
   constructor(info: TrackInfo, cid: string) {
     this.info = info;
     this.cid = cid;
+    this.isKeyframeStart = keyframeStartTest(info.mimeType) ?? (() => false);
   }
 
   get sid(): string {
@@ -140,7 +144,7 @@ export class PublishedTrack {
     }
     if (layer !== best) return;
     const activeStale = !this.active || now - this.active.lastPacketAt > LAYER_STALE_MS;
-    if (isVp8KeyframeStart(rtp.payload) || (activeStale && !this.isVideo)) {
+    if (this.isKeyframeStart(rtp.payload) || (activeStale && !this.isVideo)) {
       const switching = this.active !== undefined;
       this.active = layer;
       this.forward(rtp, switching);
@@ -160,7 +164,7 @@ export class PublishedTrack {
   }
 
   private forward(rtp: RtpPacket, layerSwitched: boolean): void {
-    if (this.isVideo) this.recentKeyframe.add(rtp, isVp8KeyframeStart(rtp.payload), Date.now());
+    if (this.isVideo) this.recentKeyframe.add(rtp, this.isKeyframeStart(rtp.payload), Date.now());
     for (const downTrack of this.downTracks.values()) downTrack.write(rtp, layerSwitched);
   }
 }

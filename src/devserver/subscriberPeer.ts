@@ -2,6 +2,7 @@ import { RTCPeerConnection, type RTCDataChannel } from 'werift';
 import type { Logger } from 'pino';
 import { DownTrack } from './downTrack.js';
 import { keepEarlyDtls } from './earlyDtls.js';
+import { subscriberCodec } from './forwardedCodecs.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
 import type { PublishedTrack } from './publishedTrack.js';
 
@@ -91,6 +92,10 @@ export class SubscriberPeer {
   addTrack(publisherSid: string, published: PublishedTrack): DownTrack {
     const local = DownTrack.localTrack(published);
     const transceiver = this.pc.addTransceiver(local, { direction: 'sendonly' });
+    // Offered in the track's own codec only: the sender sends in the first negotiated codec, and
+    // the packets are forwarded as the publisher encoded them.
+    const codec = subscriberCodec(published.info.mimeType);
+    if (codec) transceiver.codecs = [codec];
     // werift declares trackId readonly but uses it as the msid track id, which SDKs need to be
     // the track sid.
     (transceiver.sender as unknown as { trackId: string }).trackId = published.sid;

@@ -36,7 +36,8 @@ export function announceTrack(
       disableDtx: request.disableDtx,
       source: request.source,
       layers: request.layers,
-      mimeType: request.type === TrackType.VIDEO ? 'video/VP8' : 'audio/opus',
+      // What the SDK says it will publish; the publisher's negotiated codec settles it (below).
+      mimeType: request.type === TrackType.VIDEO ? announcedVideoMime(request) : 'audio/opus',
       stereo: request.stereo,
       disableRed: true,
       encryption: request.encryption,
@@ -73,9 +74,18 @@ export function trackFromMedia(
   }
   participant.pendingTracks.delete(cid);
   info.mid = transceiver.mid ?? '';
+  // The publisher sends in the first codec of the answer (werift keeps the offer's order).
+  const negotiated = transceiver.codecs[0]?.mimeType;
+  if (negotiated) info.mimeType = negotiated;
   const published = new PublishedTrack(info, cid);
   // Simulcast: werift reports the m-section once, with one track per layer on the receiver.
   const layers = transceiver.receiver.tracks.length > 0 ? transceiver.receiver.tracks : [track];
   published.attachSources(layers, transceiver.receiver);
   return published;
+}
+
+/** The video codec an AddTrackRequest names (`simulcastCodecs`), as a MIME type; VP8 if none. */
+function announcedVideoMime(request: AddTrackRequest): string {
+  const codec = request.simulcastCodecs.find((c) => c.codec !== '')?.codec.toLowerCase();
+  return codec === 'h264' ? 'video/H264' : 'video/VP8';
 }

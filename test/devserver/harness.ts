@@ -11,6 +11,7 @@ import {
   TrackPublishOptions,
   TrackSource,
   VideoBufferType,
+  VideoCodec,
   VideoFrame,
   VideoSource,
   VideoStream,
@@ -148,6 +149,8 @@ export interface MovingBarOptions {
   height?: number;
   /** The SDK's default is simulcast (several layers); tests pin it either way. */
   simulcast?: boolean;
+  /** The SDK's default is VP8. */
+  codec?: VideoCodec;
 }
 
 /** Publishes RGBA frames (320x240 unless told) at 25 fps with a white bar moving 8 px a frame. */
@@ -161,6 +164,7 @@ export async function publishMovingBar(client: Room, options: MovingBarOptions =
     new TrackPublishOptions({
       source: TrackSource.SOURCE_CAMERA,
       simulcast: options.simulcast ?? false,
+      videoCodec: options.codec,
       videoEncoding: { maxBitrate: 800_000n, maxFramerate: 25 },
     }),
   );

@@ -4,6 +4,7 @@ import {
   type RemoteTrackPublication,
   RoomEvent,
   TrackKind,
+  VideoCodec,
   type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
@@ -144,6 +145,50 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
       await bar.stop();
       await publisher.disconnect();
       await subscriber.disconnect();
+    }
+  });
+
+  it('forwards H.264 and VP8 videos side by side, each in its own codec, to a subscriber that was there and to a late joiner', async () => {
+    const early = await connect(server, 'codec-room', 'bob');
+    const videos = new Map<string, [RemoteTrack, RemoteTrackPublication]>();
+    early.on(RoomEvent.TrackSubscribed, (track: RemoteTrack, pub: RemoteTrackPublication) => {
+      if (track.kind === TrackKind.KIND_VIDEO) videos.set(pub.name!, [track, pub]);
+    });
+    const publisher = await connect(server, 'codec-room', 'alice');
+    const h264 = await publishMovingBar(publisher, { name: 'h264', codec: VideoCodec.H264 });
+    const vp8 = await publishMovingBar(publisher, { name: 'vp8', codec: VideoCodec.VP8 });
+    let late: Room | undefined;
+    try {
+      await until(() => videos.size === 2, 10_000, 'both videos at the first subscriber');
+      // The server reports the codec the publisher negotiated, not the one it guessed.
+      expect(videos.get('h264')![1].mimeType?.toLowerCase()).toBe('video/h264');
+      expect(videos.get('vp8')![1].mimeType?.toLowerCase()).toBe('video/vp8');
+      // One subscriber connection carries both: decoded pictures of each, moving.
+      const [fromH264, fromVp8] = await Promise.all([
+        analyseVideo(videos.get('h264')![0], 2_000),
+        analyseVideo(videos.get('vp8')![0], 2_000),
+      ]);
+      for (const video of [fromH264, fromVp8]) {
+        expect(video.frames).toBeGreaterThan(20);
+        expect(video.width).toBe(VIDEO_WIDTH);
+        expect(video.barPositions.size).toBeGreaterThan(5);
+      }
+      // A late joiner starts at an H.264 key frame (its SPS): a picture without waiting long.
+      late = await connect(server, 'codec-room', 'carol');
+      const lateVideo = new Promise<RemoteTrack>((resolve) =>
+        late!.on(RoomEvent.TrackSubscribed, (track: RemoteTrack, pub: RemoteTrackPublication) => {
+          if (pub.name === 'h264') resolve(track);
+        }),
+      );
+      const seen = await analyseVideo(await lateVideo, 1_500);
+      expect(seen.frames).toBeGreaterThan(15);
+      expect(seen.barPositions.size).toBeGreaterThan(5);
+    } finally {
+      await h264.stop();
+      await vp8.stop();
+      await late?.disconnect();
+      await publisher.disconnect();
+      await early.disconnect();
     }
   });
 

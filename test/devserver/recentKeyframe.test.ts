@@ -33,7 +33,7 @@ function vp8(kind: 'keyframe' | 'delta' | 'continuation'): RtpPacket {
 
 function videoTrack() {
   const published = new PublishedTrack(
-    new TrackInfo({ sid: 'TR_video', type: TrackType.VIDEO }),
+    new TrackInfo({ sid: 'TR_video', type: TrackType.VIDEO, mimeType: 'video/VP8' }),
     'cid',
   );
   const source = new MediaStreamTrack({ kind: 'video', remote: true });
