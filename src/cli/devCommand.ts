@@ -21,7 +21,7 @@ import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { startupReport } from './startupReport.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
-import { requireTtsSettings } from './ttsSettings.js';
+import { requireMediaSettings } from './mediaSettings.js';
 
 export const DEV_USAGE = `Usage: visage dev [options]
 
@@ -46,7 +46,10 @@ Options:
   --max-sessions N       sessions this node runs at most
   --workers N            media worker processes, each with its own event loop (default: one
                          per core, $VISAGE_WORKERS); 0 runs the media in the API process
-  -h, --help             show this help`;
+  -h, --help             show this help
+
+Environment: VISAGE_VIDEO_CODEC (h264 or vp8) is the avatars' video codec (default h264);
+VISAGE_TTS_ENGINE and the providers' keys choose the voice engine (see the README).`;
 
 /** Registers $VISAGE_DEV_KEY, or creates the dev key on the first start and prints it once. */
 async function ensureDevKey(server: VisageServer, out: (line: string) => void) {
@@ -85,7 +88,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
-  requireTtsSettings();
+  requireMediaSettings();
   const databaseUrl = databaseUrlFromEnv();
   const dataDir = dataDirFrom(values['data-dir']);
   // Never the well-known devkey/secret: the operator's pair, else this data directory's own.

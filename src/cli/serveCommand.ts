@@ -12,7 +12,7 @@ import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
-import { requireTtsSettings } from './ttsSettings.js';
+import { requireMediaSettings } from './mediaSettings.js';
 
 export const SERVE_USAGE = `Usage: visage serve [options]
 
@@ -25,7 +25,7 @@ Environment:
   VISAGE_HOST (0.0.0.0), VISAGE_PORT or PORT (8080), VISAGE_DATA_DIR (./.visage)
   VISAGE_MAX_SESSIONS, VISAGE_NODE_ID, VISAGE_WORKERS, VISAGE_IDLE_TIMEOUT_SECONDS,
   VISAGE_MAX_DURATION_SECONDS, VISAGE_DEFAULT_CAP, VISAGE_RATE_PER_SECOND, VISAGE_RATE_BURST,
-  VISAGE_LOG_LEVEL
+  VISAGE_LOG_LEVEL, VISAGE_VIDEO_CODEC (h264 or vp8: the avatars' video; default h264)
 
 Options (override the environment):
   --host HOST, --port PORT, --data-dir DIR, --max-sessions N
@@ -42,7 +42,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
-  requireTtsSettings();
+  requireMediaSettings();
   const databaseUrl = databaseUrlFromEnv();
   const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
     (name) => !process.env[name],

@@ -139,8 +139,9 @@ describe('command-line errors', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
     }
-    // The speech engine's settings are refused before anything starts.
+    // The media's settings (speech engine, video codec) are refused before anything starts.
     for (const [env, message] of [
+      [{ VISAGE_VIDEO_CODEC: 'av1' }, /VISAGE_VIDEO_CODEC must be one of h264, vp8 \(got "av1"\)/],
       [{ VISAGE_TTS_ENGINE: 'polly' }, /unknown TTS engine "polly" \(VISAGE_TTS_ENGINE\)/],
       [
         { VISAGE_TTS_ENGINE: 'elevenlabs', ELEVENLABS_API_KEY: '' },

@@ -29,6 +29,7 @@ import {
   type SpeechChannel,
 } from '../tts/index.js';
 import { applyRtcNodeLogLevel } from '../../rtcNodeLog.js';
+import { avatarVideoCodecFromEnv, type AvatarVideoCodec } from './avatarVideoCodec.js';
 import { LiveKitMediaSession } from './liveKitMediaSession.js';
 
 // rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
@@ -47,6 +48,8 @@ export interface LiveKitMediaCoreOptions {
   progress?: StartupProgress;
   /** Stored bytes (photo avatars' builds); without it only catalogue avatars can start. */
   assets?: MediaAssets;
+  /** The avatars' video codec; default $VISAGE_VIDEO_CODEC, else H.264. */
+  videoCodec?: AvatarVideoCodec;
 }
 
 /**
@@ -59,8 +62,11 @@ export class LiveKitMediaCore implements MediaCore {
   private readonly sessions = new Map<string, MediaSession>();
   private readonly photos: PhotoAtlasCache | undefined;
 
+  private readonly videoCodec: AvatarVideoCodec;
+
   private constructor(private readonly o: LiveKitMediaCoreOptions) {
     this.tts = o.tts ?? new TtsEngines();
+    this.videoCodec = o.videoCodec ?? avatarVideoCodecFromEnv();
     this.photos = o.assets ? new PhotoAtlasCache(o.assets) : undefined;
   }
 
@@ -134,6 +140,7 @@ export class LiveKitMediaCore implements MediaCore {
         log,
         agentAbsenceMs: this.o.agentAbsenceMs ?? 10_000,
         stageTimeoutMs: this.o.stageTimeoutMs ?? 10_000,
+        videoCodec: this.videoCodec,
         lifecycle: {
           opened: (s) => this.sessions.set(spec.sessionId, s),
           closed: (s) => {

@@ -29,6 +29,7 @@ import {
   type SpeechItem,
 } from '../mediaCore.js';
 import { attachAvatarProtocol } from './avatarProtocol.js';
+import { rtcVideoCodec, type AvatarVideoCodec } from './avatarVideoCodec.js';
 import { mintAvatarToken } from './avatarToken.js';
 import { ChatPublisher } from './chatPublisher.js';
 import { PlayoutClock } from './playoutClock.js';
@@ -49,6 +50,7 @@ export interface LiveKitMediaSessionOptions {
   agentAbsenceMs: number;
   /** Bound on each stage of the start: room set-up, join, each publish, the first frame. */
   stageTimeoutMs: number;
+  videoCodec: AvatarVideoCodec;
   /** Told when the session exists (before it joins) and when it has closed. */
   lifecycle?: {
     opened(session: LiveKitMediaSession): void;
@@ -290,6 +292,7 @@ export class LiveKitMediaSession implements MediaSession {
           new TrackPublishOptions({
             source: TrackSource.SOURCE_CAMERA,
             simulcast: false,
+            videoCodec: rtcVideoCodec(this.o.videoCodec),
             videoEncoding: {
               maxBitrate: VIDEO_MAX_BITRATE,
               maxFramerate: this.renderer.recommendedFps.active,

@@ -9,6 +9,7 @@ import {
   VideoStream,
   type RemoteParticipant,
   type RemoteTrack,
+  type RemoteTrackPublication,
 } from '@livekit/rtc-node';
 import {
   FRAME_HEIGHT,
@@ -49,12 +50,24 @@ export class AvatarClient {
   /** lk.transcription text streams: segment id, final flag and the text. */
   readonly transcriptions: { segment: string; final: boolean; text: string }[] = [];
   readonly t0 = performance.now();
+  /** The avatar video's codec, as the server announced it (`video/H264`, `video/VP8`). */
+  videoMimeType: string | undefined;
   private subscribed = new Set<string>();
   /** Where the mouth is measured in received frames (a photo avatar's own region). */
   private readonly mouthRegion: Rect;
 
-  constructor(options: { mouthRegion?: Rect } = {}) {
+  /** Whether each decoded frame and audio chunk is read into this process (`video`, `audio`). */
+  private readonly streams: boolean;
+
+  /**
+   * `streams: false` is a viewer that only receives: rtc-node still decodes the video and plays
+   * out the audio, as a browser would, but nothing is copied into JavaScript; what arrived is in
+   * `receivedStats()`. The bench's density runs use it, so that the viewers' share of the one
+   * machine is what a viewer costs, not what analysing every frame costs.
+   */
+  constructor(options: { mouthRegion?: Rect; streams?: boolean } = {}) {
     this.mouthRegion = options.mouthRegion ?? MOUTH_REGION;
+    this.streams = options.streams ?? true;
   }
 
   now(): number {
@@ -63,8 +76,10 @@ export class AvatarClient {
 
   async join(url: string, token: string): Promise<void> {
     const mouthRegion = this.mouthRegion;
-    this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+    this.room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack, pub: RemoteTrackPublication) => {
       this.subscribed.add(track.kind === TrackKind.KIND_VIDEO ? 'video' : 'audio');
+      if (track.kind === TrackKind.KIND_VIDEO) this.videoMimeType = pub.mimeType;
+      if (!this.streams) return;
       if (track.kind === TrackKind.KIND_VIDEO) {
         const stream = new VideoStream(track);
         (async () => {
@@ -184,6 +199,30 @@ export class AvatarClient {
     return undefined;
   }
 
+  /** What the receiver has decoded and played out so far (libwebrtc's inbound RTP stats). */
+  async receivedStats(): Promise<ReceivedStats> {
+    const totals: ReceivedStats = {
+      framesDecoded: 0,
+      freezes: 0,
+      audioSamples: 0,
+      concealedSamples: 0,
+      audioPackets: 0,
+    };
+    for (const s of (await this.room.getRtcStats()).subscriberStats) {
+      if (s.stats.case !== 'inboundRtp') continue;
+      const { inbound, received, stream } = s.stats.value;
+      if (stream?.kind === 'video') {
+        totals.framesDecoded += inbound?.framesDecoded ?? 0;
+        totals.freezes += inbound?.freezeCount ?? 0;
+      } else if (stream?.kind === 'audio') {
+        totals.audioSamples += Number(inbound?.totalSamplesReceived ?? 0);
+        totals.concealedSamples += Number(inbound?.concealedSamples ?? 0);
+        totals.audioPackets += Number(received?.packetsReceived ?? 0);
+      }
+    }
+    return totals;
+  }
+
   async waitForTracks(): Promise<void> {
     await this.waitFor(
       () => this.subscribed.has('video') && this.subscribed.has('audio'),
@@ -221,6 +260,17 @@ export class AvatarClient {
     // Disconnecting ends the track streams (and their loops) too.
     await this.room.disconnect();
   }
+}
+
+/** Running totals of a receiver's inbound streams (see AvatarClient.receivedStats). */
+export interface ReceivedStats {
+  framesDecoded: number;
+  /** Video freezes, as libwebrtc counts them (a frame late by 3 frames' time or 150 ms more). */
+  freezes: number;
+  /** Audio samples played out, and those of them made up by the jitter buffer (lost or late). */
+  audioSamples: number;
+  concealedSamples: number;
+  audioPackets: number;
 }
 
 /** A receiver's audio jitter buffer totals: seconds of delay summed over the samples emitted. */

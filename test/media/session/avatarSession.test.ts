@@ -76,6 +76,8 @@ describeWebRtc(
       expect(frames.length / 3).toBeGreaterThan(18);
       expect(frames.length / 3).toBeLessThan(32);
       expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
+      // H.264 unless told otherwise (VISAGE_VIDEO_CODEC; the VP8 case is below).
+      expect(client.videoMimeType?.toLowerCase()).toBe('video/h264');
       const distinct = new Set(frames.map((f) => f.checksum));
       expect(distinct.size).toBeGreaterThan(frames.length / 2);
       expect(rms(client.audioBetween(from, client.now()))).toBeLessThan(50);
@@ -228,3 +230,27 @@ describeWebRtc(
     }, 40_000);
   },
 );
+
+describeWebRtc('an avatar published in VP8 (VISAGE_VIDEO_CODEC=vp8)', (address) => {
+  let stack: MediaStack;
+  beforeAll(async () => {
+    stack = await startMediaStack(address, { videoCodec: 'vp8' });
+  }, 60_000);
+  afterAll(() => stack?.close());
+
+  it('sends VP8 video at full rate with a moving mouth when it speaks', async () => {
+    const { session_id, client } = await stack.session(AVATAR.avatarId);
+    await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
+    expect(client.videoMimeType?.toLowerCase()).toBe('video/vp8');
+    const res = await stack.visage.call('POST', `/v1/sessions/${session_id}/speak`, {
+      json: { text: 'Hello there, this is the older codec speaking.' },
+    });
+    expect(res.status).toBe(202);
+    const from = client.now();
+    await client.waitFor(() => client.finals().length > 0, 20_000, 'the final');
+    const frames = client.framesMadeBetween(from, client.now());
+    expect(frames.length / ((client.now() - from) / 1000)).toBeGreaterThan(18);
+    expect(Math.max(...frames.map((f) => f.mouth))).toBeGreaterThan(0.06);
+    await stack.visage.call('DELETE', `/v1/sessions/${session_id}`);
+  }, 40_000);
+});

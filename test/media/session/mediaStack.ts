@@ -6,7 +6,7 @@ import {
 } from '../../../src/devserver/index.js';
 import type { MediaAssets, MediaCore } from '../../../src/media/mediaCore.js';
 import type { FileStorage } from '../../../src/server/fileStorage.js';
-import { LiveKitMediaCore } from '../../../src/media/session/index.js';
+import { LiveKitMediaCore, type AvatarVideoCodec } from '../../../src/media/session/index.js';
 import type { TtsEngines } from '../../../src/media/tts/index.js';
 import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
 import { startTestServer, type TestServer } from '../../server/testServer.js';
@@ -71,6 +71,8 @@ export async function startMediaStack(
     workers?: number;
     /** With workers: sessions a worker runs before a fresh process replaces it. */
     maxSessionsPerWorker?: number;
+    /** In this process: the avatars' video codec (default: the product's). */
+    videoCodec?: AvatarVideoCodec;
   } = {},
 ): Promise<MediaStack> {
   const logs: Record<string, unknown>[] = [];
@@ -105,6 +107,7 @@ export async function startMediaStack(
         agentAbsenceMs: options.agentAbsenceMs,
         tts: options.tts,
         assets,
+        videoCodec: options.videoCodec,
       });
   const visage = await startTestServer({
     cap: options.cap ?? 10,
