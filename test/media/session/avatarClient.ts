@@ -202,6 +202,7 @@ export class AvatarClient {
   /** What the receiver has decoded and played out so far (libwebrtc's inbound RTP stats). */
   async receivedStats(): Promise<ReceivedStats> {
     const totals: ReceivedStats = {
+      atUs: 0,
       framesDecoded: 0,
       freezes: 0,
       audioSamples: 0,
@@ -210,8 +211,9 @@ export class AvatarClient {
     };
     for (const s of (await this.room.getRtcStats()).subscriberStats) {
       if (s.stats.case !== 'inboundRtp') continue;
-      const { inbound, received, stream } = s.stats.value;
+      const { inbound, received, stream, rtc } = s.stats.value;
       if (stream?.kind === 'video') {
+        totals.atUs = Number(rtc?.timestamp ?? 0);
         totals.framesDecoded += inbound?.framesDecoded ?? 0;
         totals.freezes += inbound?.freezeCount ?? 0;
       } else if (stream?.kind === 'audio') {
@@ -264,6 +266,8 @@ export class AvatarClient {
 
 /** Running totals of a receiver's inbound streams (see AvatarClient.receivedStats). */
 export interface ReceivedStats {
+  /** When the receiver took these figures (libwebrtc's clock, µs). */
+  atUs: number;
   framesDecoded: number;
   /** Video freezes, as libwebrtc counts them (a frame late by 3 frames' time or 150 ms more). */
   freezes: number;
