@@ -20,11 +20,20 @@ export function speechUtterance(id: string, text: string, speech: SpeechChannel)
           resampler = new StreamingResampler(chunk.sampleRate, OUTPUT_RATE);
           rate = chunk.sampleRate;
         }
-        yield {
-          pcm: chunk.sampleRate === OUTPUT_RATE ? chunk.pcm : resampler!.push(chunk.pcm),
-          words: chunk.words,
-          phonemes: chunk.phonemes,
-        };
+        // An engine may hand over a whole sentence at once (seconds of audio). Resampled and
+        // tracked in one go, it held the media worker's event loop for 50 to 200 ms, and every
+        // avatar on that worker skipped frames; in 100 ms pieces, the player's waits for the
+        // AudioSource come between them. The timings stay on the first piece: they are relative
+        // to the chunk's start, which is that piece's (a chunk of timings alone still comes).
+        const piece = Math.max(1, Math.round(chunk.sampleRate / 10));
+        for (let i = 0; i === 0 || i < chunk.pcm.length; i += piece) {
+          if (i > 0 && signal.aborted) return;
+          const pcm = chunk.pcm.subarray(i, i + piece);
+          yield {
+            pcm: chunk.sampleRate === OUTPUT_RATE ? pcm : resampler!.push(pcm),
+            ...(i === 0 ? { words: chunk.words, phonemes: chunk.phonemes } : {}),
+          };
+        }
       }
       const tail = resampler?.flush();
       if (tail && tail.length > 0 && !signal.aborted) yield { pcm: tail };
