@@ -30,10 +30,10 @@ const H264 = {
 };
 
 /** Whether an RTP payload starts a key frame, per forwarded video codec (lower-case MIME type). */
-const KEYFRAME_START: Record<string, (payload: Buffer) => boolean> = {
-  'video/vp8': isVp8KeyframeStart,
-  'video/h264': isH264KeyframeStart,
-};
+const KEYFRAME_START = new Map<string, (payload: Buffer) => boolean>([
+  ['video/vp8', isVp8KeyframeStart],
+  ['video/h264', isH264KeyframeStart],
+]);
 
 /** Fresh codec parameters (werift keeps and may change what it is given) for a peer connection. */
 export function forwardedCodecs(): {
@@ -58,5 +58,5 @@ export function subscriberCodec(mimeType: string): RTCRtpCodecParameters | undef
 
 /** The key frame test of a forwarded video codec; undefined for audio (and unknown codecs). */
 export function keyframeStartTest(mimeType: string): ((payload: Buffer) => boolean) | undefined {
-  return KEYFRAME_START[mimeType.toLowerCase()];
+  return KEYFRAME_START.get(mimeType.toLowerCase());
 }

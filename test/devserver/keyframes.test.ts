@@ -54,6 +54,9 @@ describe('forwarded codecs', () => {
     expect(keyframeStartTest('video/h264')).toBe(isH264KeyframeStart);
     expect(keyframeStartTest('video/VP8')).toBe(isVp8KeyframeStart);
     expect(keyframeStartTest('audio/opus')).toBeUndefined();
+    // A lookup by name, not by property: nothing from Object's prototype.
+    expect(keyframeStartTest('constructor')).toBeUndefined();
+    expect(keyframeStartTest('__proto__')).toBeUndefined();
   });
 
   it('offers a subscriber the track codec only, with a payload type fixed per codec', () => {
