@@ -1,6 +1,14 @@
-import { resample, StreamingResampler } from '../audio/index.js';
+import { StreamingResampler } from '../audio/index.js';
 import type { SpeechChannel } from '../tts/index.js';
 import { OUTPUT_RATE, type AudioChunk, type Utterance } from './utterance.js';
+
+/**
+ * The most audio (100 ms at `rate`) the player is handed at once. A whole sentence or clip
+ * resampled and mouth-tracked in one go held the media worker's event loop for 50 to 200 ms,
+ * and every avatar on that worker skipped frames; in pieces, the player's waits for the
+ * AudioSource come between them, and an interrupt never waits behind a long clip.
+ */
+const pieceSamples = (rate: number) => Math.max(1, Math.round(rate / 10));
 
 /** Text spoken by the session's TTS channel, played as the engine streams it. */
 export function speechUtterance(id: string, text: string, speech: SpeechChannel): Utterance {
@@ -20,12 +28,10 @@ export function speechUtterance(id: string, text: string, speech: SpeechChannel)
           resampler = new StreamingResampler(chunk.sampleRate, OUTPUT_RATE);
           rate = chunk.sampleRate;
         }
-        // An engine may hand over a whole sentence at once (seconds of audio). Resampled and
-        // tracked in one go, it held the media worker's event loop for 50 to 200 ms, and every
-        // avatar on that worker skipped frames; in 100 ms pieces, the player's waits for the
-        // AudioSource come between them. The timings stay on the first piece: they are relative
-        // to the chunk's start, which is that piece's (a chunk of timings alone still comes).
-        const piece = Math.max(1, Math.round(chunk.sampleRate / 10));
+        // An engine may hand over a whole sentence at once (seconds of audio). The timings stay
+        // on the first piece: they are relative to the chunk's start, which is that piece's (a
+        // chunk of timings alone still comes).
+        const piece = pieceSamples(chunk.sampleRate);
         for (let i = 0; i === 0 || i < chunk.pcm.length; i += piece) {
           if (i > 0 && signal.aborted) return;
           const pcm = chunk.pcm.subarray(i, i + piece);
@@ -52,11 +58,19 @@ export function audioUtterance(
     id,
     text,
     mouth: 'audio',
-    async *chunks() {
-      const at48k = resample(pcm, sampleRate, OUTPUT_RATE);
-      // Half-second pieces: an interrupt never waits behind a whole minute of audio.
-      const step = OUTPUT_RATE / 2;
-      for (let i = 0; i < at48k.length; i += step) yield { pcm: at48k.subarray(i, i + step) };
+    async *chunks(signal) {
+      // Resampled piece by piece as it is played, not the whole clip (up to minutes) at once.
+      const resampler =
+        sampleRate === OUTPUT_RATE ? null : new StreamingResampler(sampleRate, OUTPUT_RATE);
+      const step = pieceSamples(sampleRate);
+      for (let i = 0; i < pcm.length; i += step) {
+        if (signal.aborted) return;
+        const piece = pcm.subarray(i, i + step);
+        const out = resampler ? resampler.push(piece) : piece;
+        if (out.length > 0) yield { pcm: out };
+      }
+      const tail = resampler?.flush();
+      if (tail && tail.length > 0 && !signal.aborted) yield { pcm: tail };
     },
   };
 }

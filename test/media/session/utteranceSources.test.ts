@@ -2,7 +2,7 @@
 // utterance's start never holds the media worker's event loop (the other avatars' frames).
 import { describe, expect, it } from 'vitest';
 import { resample } from '../../../src/media/audio/index.js';
-import { speechUtterance } from '../../../src/media/session/utteranceSources.js';
+import { audioUtterance, speechUtterance } from '../../../src/media/session/utteranceSources.js';
 import type { AudioChunk } from '../../../src/media/session/utterance.js';
 import type { SpeechChannel, SpeechChunk } from '../../../src/media/tts/index.js';
 
@@ -64,5 +64,50 @@ describe('speechUtterance', () => {
       if (pieces.length === 3) abort.abort();
     }
     expect(pieces.length).toBe(3);
+  });
+});
+
+describe('audioUtterance', () => {
+  const played = async (pcm: Float32Array, rate: number, signal = new AbortController().signal) => {
+    const out: AudioChunk[] = [];
+    for await (const c of audioUtterance('u', pcm, rate, null).chunks(signal)) out.push(c);
+    return out;
+  };
+
+  it('resamples an uploaded clip piece by piece, the same audio as resampling it whole', async () => {
+    // 30 s at 16 kHz: resampled whole, this held the worker's event loop for about 100 ms.
+    const pcm = sine(16_000, 30);
+    const out = await played(pcm, 16_000);
+    expect(out.length).toBeGreaterThanOrEqual(300);
+    for (const c of out) expect(c.pcm.length).toBeLessThanOrEqual(4_800 + 64);
+    const joined = new Float32Array(out.reduce((n, c) => n + c.pcm.length, 0));
+    let at = 0;
+    for (const c of out) {
+      joined.set(c.pcm, at);
+      at += c.pcm.length;
+    }
+    const whole = resample(pcm, 16_000, 48_000);
+    expect(joined.length).toBe(whole.length);
+    let worst = 0;
+    for (let i = 0; i < whole.length; i++)
+      worst = Math.max(worst, Math.abs(joined[i]! - whole[i]!));
+    expect(worst).toBeLessThan(1e-6);
+  });
+
+  it('passes 48 kHz audio through in 100 ms slices of the same buffer', async () => {
+    const pcm = sine(48_000, 1.05);
+    const out = await played(pcm, 48_000);
+    expect(out.map((c) => c.pcm.length)).toEqual([...Array(10).fill(4_800), 2_400]);
+    expect(out.every((c) => c.pcm.buffer === pcm.buffer)).toBe(true);
+  });
+
+  it('stops between pieces once aborted', async () => {
+    const abort = new AbortController();
+    const pieces: AudioChunk[] = [];
+    for await (const c of audioUtterance('u', sine(24_000, 5), 24_000, null).chunks(abort.signal)) {
+      pieces.push(c);
+      if (pieces.length === 2) abort.abort();
+    }
+    expect(pieces.length).toBe(2);
   });
 });
