@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';
 import type { StartupProgress } from '../startupProgress.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
+import { logWorkerOutput } from './workerOutput.js';
 import {
   serveAssets,
   type LogEvent,
@@ -92,9 +93,10 @@ export class MediaWorkerProcess {
     this.peer.on('log', (line: LogEvent) => forwardLog(log, line));
     this.peer.on('progress', (step: ProgressEvent) => o.progress?.(step));
     serveAssets(this.peer, o.assets);
-    // Nothing should print there (logs go over IPC); whatever does must not reach our stdout,
-    // which may be a protocol channel (the bench's), so it goes to stderr.
-    child.stdout?.pipe(process.stderr, { end: false });
+    // Logs come over IPC; what the worker prints (native code, Node itself) becomes log records
+    // too. Never raw onto our stdout, which may be a protocol channel (the bench's).
+    if (child.stdout) logWorkerOutput(child.stdout, log, 'stdout');
+    if (child.stderr) logWorkerOutput(child.stderr, log, 'stderr');
   }
 
   get pid(): number {
@@ -113,7 +115,7 @@ export class MediaWorkerProcess {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
       // sessions before it stops the workers. The IPC channel tells the worker if we die.
       detached: true,
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
       // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
       // keep the worker's resident memory flat under session churn (README, Memory under

@@ -79,6 +79,22 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
     await call('DELETE', `/v1/sessions/${s.session_id}`);
   }, 120_000);
 
+  it("what a worker prints reaches the API process's log as records, not raw text", async () => {
+    // SIGUSR1 makes Node open its inspector and print where to stderr: a line from the worker
+    // that its logger did not write, as a crash's last words or a codec's notice would be.
+    const [pid] = pool.pids;
+    process.kill(pid!, 'SIGUSR1');
+    await expect
+      .poll(
+        () =>
+          stack.logs.find(
+            (l) => typeof l.stderr === 'string' && /inspector|Debugger/i.test(l.stderr),
+          ),
+        { timeout: 10_000, interval: 100 },
+      )
+      .toMatchObject({ level: 40, worker: expect.any(Number), msg: 'media worker output' });
+  });
+
   it('a worker killed with SIGKILL ends its sessions (error, logged); the other worker and the API keep serving', async () => {
     const doomed = await stack.session(AVATAR);
     const survivor = await stack.session(AVATAR);

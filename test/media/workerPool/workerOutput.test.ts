@@ -1,0 +1,36 @@
+// What a media worker prints (its native code, Node itself) reaches the API process's log as
+// records, one per line; OpenH264's notice on every new encoder at debug, anything else at warn.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { pino } from 'pino';
+import { expect, it } from 'vitest';
+import { logWorkerOutput } from '../../../src/media/workerPool/workerOutput.js';
+
+const NOTICE =
+  '[OpenH264] this = 0x0x7fbcf43da3e0, Warning:Actual input framerate 0.000000 is different from framerate in setting 25.000000, suggest to use other rate control modes';
+
+it("turns a child process's printed lines into log records at the right level", async () => {
+  const records: Record<string, unknown>[] = [];
+  const log = pino(
+    { level: 'debug' },
+    { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
+  ).child({ worker: 3 });
+  const script = [
+    `process.stderr.write(${JSON.stringify(`${NOTICE}\n`)});`,
+    "process.stderr.write('Segmentation fault in the encoder\\r\\n\\n');",
+    "process.stdout.write('x'.repeat(5000) + '\\n');",
+  ].join('');
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  logWorkerOutput(child.stdout, log, 'stdout');
+  logWorkerOutput(child.stderr, log, 'stderr');
+  await once(child, 'close');
+
+  const byStream = (name: string) => records.filter((r) => name in r);
+  expect(byStream('stderr')).toEqual([
+    expect.objectContaining({ level: 20, worker: 3, stderr: NOTICE, msg: 'media worker output' }),
+    expect.objectContaining({ level: 40, stderr: 'Segmentation fault in the encoder' }),
+  ]);
+  const [long] = byStream('stdout');
+  expect(long).toMatchObject({ level: 40, worker: 3 });
+  expect((long!.stdout as string).length).toBe(2_001); // cut, with an ellipsis
+});
