@@ -16,12 +16,21 @@ async function run(task: AudioTask) {
         contentType: task.contentType,
         maxDurationMs: task.maxDurationMs,
       });
-    case 'detectSpeech': {
-      vad ??= SileroVad.load();
-      vad.catch(() => (vad = undefined));
-      return detectSpeech(await vad, task.mono, task.sampleRate);
-    }
+    case 'detectSpeech':
+      return detectSpeech(await loadVad(), task.mono, task.sampleRate);
+    case 'loadSpeechModel':
+      await loadVad();
+      return { speechModelLoaded: true as const };
   }
+}
+
+/** The model, loaded once per thread; a failed load is tried again by the next task. */
+function loadVad(): Promise<SileroVad> {
+  if (!vad) {
+    vad = SileroVad.load();
+    vad.catch(() => (vad = undefined));
+  }
+  return vad;
 }
 
 parentPort!.on('message', async ({ id, task }: { id: number; task: AudioTask }) => {

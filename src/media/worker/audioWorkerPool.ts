@@ -94,6 +94,15 @@ export class AudioWorkerPool {
     return this.submit({ kind: 'detectSpeech', mono, sampleRate }) as Promise<SpeechDetection>;
   }
 
+  /**
+   * Loads the voice-activity model on a thread now (onnxruntime's WebAssembly and Silero's
+   * weights: seconds on a small machine), so that the first `detectSpeech` does not pay for it.
+   * The loaded thread stays in the pool, idle threads do not keep the process alive.
+   */
+  async loadSpeechModel(): Promise<void> {
+    await this.submit({ kind: 'loadSpeechModel' });
+  }
+
   /** Ends every thread; queued and running tasks fail. A later task starts new threads. */
   async close(): Promise<void> {
     const threads = this.threads.splice(0);

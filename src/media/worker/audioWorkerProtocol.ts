@@ -10,9 +10,11 @@ export type AudioTask =
       contentType?: string;
       maxDurationMs?: number;
     }
-  | { kind: 'detectSpeech'; mono: Float32Array; sampleRate: number };
+  | { kind: 'detectSpeech'; mono: Float32Array; sampleRate: number }
+  /** Loads the voice-activity model now, so that the first voice made does not wait for it. */
+  | { kind: 'loadSpeechModel' };
 
-export type AudioTaskResult = DecodedAudio | SpeechDetection;
+export type AudioTaskResult = DecodedAudio | SpeechDetection | { speechModelLoaded: true };
 
 export type AudioWorkerReply =
   | { id: number; result: AudioTaskResult }
