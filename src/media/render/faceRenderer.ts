@@ -2,6 +2,7 @@ import { visemeIndex, type MouthPose } from '../lipsync/viseme.js';
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
 import { i420Size } from './i420.js';
 import { IdleMotion } from './idleMotion.js';
+import { ListeningMotion, type ConversationCue } from './listeningMotion.js';
 import { pasteSprite } from './spriteSet.js';
 import {
   avatarAtlas,
@@ -28,6 +29,11 @@ export interface FaceRenderInput {
   readonly mouth: MouthPose;
   /** The waiting look: lids half down, eyes lowered, slower breathing. */
   readonly parked: boolean;
+  /**
+   * An agent's avatar: the agent's state and the user's questions, for the listening and
+   * thinking looks (see ListeningMotion). Without it (no agent) the face has idle life only.
+   */
+  readonly conversation?: ConversationCue;
 }
 
 export interface FaceRenderer {
@@ -135,6 +141,7 @@ class AtlasFaceRenderer implements FaceRenderer {
   // Its own ArrayBuffer at offset 0: rtc-node's VideoFrame passes `data.buffer` to native code.
   private readonly frame = new Uint8Array(i420Size(FRAME_WIDTH, FRAME_HEIGHT));
   private readonly motion: IdleMotion;
+  private readonly listening: ListeningMotion;
   private lastKey = -1;
 
   constructor(
@@ -145,12 +152,18 @@ class AtlasFaceRenderer implements FaceRenderer {
     this.mouthRegion = atlas.mouthRegion;
     this.eyeRegion = atlas.eyes.rect;
     this.motion = new IdleMotion(seed);
+    this.listening = new ListeningMotion(seed);
   }
 
   renderFrame(input: FaceRenderInput): Uint8Array {
     if (!Number.isFinite(input.timeMs))
       throw new RangeError(`timeMs must be finite, got ${input.timeMs}`);
-    const idle = this.motion.update(input.timeMs, input.parked, input.mouth.openness > 0.05);
+    const idle = this.listening.apply(
+      this.motion.update(input.timeMs, input.parked, input.mouth.openness > 0.05),
+      input.timeMs,
+      input.parked,
+      input.conversation,
+    );
 
     // Breathing between two whole-pixel frames, as a blend weight in 1/BLEND_STEPS.
     let level = Math.floor(idle.breath);

@@ -161,15 +161,22 @@ export class IdleMotion {
   }
 }
 
-function blinkLid(sinceMs: number): number {
-  if (sinceMs < BLINK_CLOSE_MS) return sinceMs / BLINK_CLOSE_MS;
-  if (sinceMs < BLINK_CLOSE_MS + BLINK_HOLD_MS) return 1;
-  const opening = (sinceMs - BLINK_CLOSE_MS - BLINK_HOLD_MS) / BLINK_OPEN_MS;
+/** How long a blink lasts, ms: closing, closed and opening (`slowness` stretches all three). */
+export function blinkMs(slowness = 1): number {
+  return (BLINK_CLOSE_MS + BLINK_HOLD_MS + BLINK_OPEN_MS) * slowness;
+}
+
+/** The upper lid `sinceMs` into a blink (0 open .. 1 closed); `slowness` stretches it in time. */
+export function blinkLid(sinceMs: number, slowness = 1): number {
+  const t = sinceMs / slowness;
+  if (t < BLINK_CLOSE_MS) return t / BLINK_CLOSE_MS;
+  if (t < BLINK_CLOSE_MS + BLINK_HOLD_MS) return 1;
+  const opening = (t - BLINK_CLOSE_MS - BLINK_HOLD_MS) / BLINK_OPEN_MS;
   return Math.max(0, 1 - opening);
 }
 
 /** Small, fast, seedable PRNG (mulberry32). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

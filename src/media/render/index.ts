@@ -29,6 +29,7 @@ export {
   MOUTH_RECT as MOUTH_REGION,
   type Rect,
 } from './faceGeometry.js';
+export { NOD_MS, QUESTION_BROW_MS, type ConversationCue } from './listeningMotion.js';
 export { i420Size, i420ToRgb, rgbToI420, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';
