@@ -1,7 +1,4 @@
 import { VERSION } from '../version.js';
-import { DEV_USAGE, runDevCommand } from './devCommand.js';
-import { KEYS_USAGE, runKeysCommand } from './keysCommand.js';
-import { runServeCommand, SERVE_USAGE } from './serveCommand.js';
 import { UsageError } from './usage.js';
 
 const USAGE = `Usage: visage <command> [options]
@@ -14,17 +11,24 @@ Commands:
 
 Run \`visage <command> --help\` for a command's options. \`visage --version\` prints the version.`;
 
+/** Each command's module, loaded when it runs: `visage --version` need not load the server. */
+const commands = {
+  dev: () => import('./devCommand.js').then((m) => m.runDevCommand),
+  serve: () => import('./serveCommand.js').then((m) => m.runServeCommand),
+  keys: () => import('./keysCommand.js').then((m) => m.runKeysCommand),
+};
+
 /** The `visage` CLI. Returns the process exit code. */
 export async function run(argv: string[], out = (line: string) => console.log(line)) {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'dev':
-        return await runDevCommand(rest, out);
       case 'serve':
-        return await runServeCommand(rest, out);
       case 'keys':
-        return await runKeysCommand(rest, out);
+        return await (
+          await commands[command]()
+        )(rest, out);
       case 'livekit': {
         const { runLivekitCommand } = await import('../devserver/cli.js');
         return await runLivekitCommand(rest);
@@ -45,8 +49,8 @@ export async function run(argv: string[], out = (line: string) => console.log(li
   } catch (err) {
     if (err instanceof UsageError) {
       console.error(`visage: ${err.message}`);
-      const usage = { dev: DEV_USAGE, serve: SERVE_USAGE, keys: KEYS_USAGE }[command ?? ''];
-      console.error(`Run \`visage ${usage ? `${command} ` : ''}--help\` for usage.`);
+      const known = command !== undefined && Object.hasOwn(commands, command);
+      console.error(`Run \`visage ${known ? `${command} ` : ''}--help\` for usage.`);
       return 2;
     }
     console.error(`visage: ${(err as Error).message}`);

@@ -83,7 +83,11 @@ export interface ServerConfig {
   mediaWorkers?: number;
   allowPrivateUrls: boolean;
   limits: Limits;
-  livekit: LiveKitConfig;
+  /**
+   * The LiveKit deployment the avatars join; a promise for one still starting (the embedded
+   * server of `visage dev`), awaited together with the database and the media core.
+   */
+  livekit: LiveKitConfig | Promise<LiveKitConfig>;
   version: string;
   /** Heartbeat, loss and reply timing of a cluster (DATABASE_URL); defaults in cluster.ts. */
   cluster?: Partial<ClusterTiming>;

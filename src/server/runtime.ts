@@ -91,10 +91,14 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   );
   try {
     const storeOpening = openDatabase(config, log, options.progress);
-    // Whichever fails, the other is awaited and released below.
-    const [opened, media] = await Promise.all([
+    // Whichever fails, the others are awaited and released below.
+    const [opened, media, livekit] = await Promise.all([
       storeOpening,
       mediaStarting.catch(async (err: unknown) => {
+        await storeOpening.then((s) => s.close()).catch(() => undefined);
+        throw err;
+      }),
+      Promise.resolve(config.livekit).catch(async (err: unknown) => {
         await storeOpening.then((s) => s.close()).catch(() => undefined);
         throw err;
       }),
@@ -140,7 +144,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       store,
       media,
       limits: config.limits,
-      livekit: config.livekit,
+      livekit,
       nodeId: config.nodeId,
       maxSessions: config.maxSessions,
       allowPrivateUrls: config.allowPrivateUrls,
