@@ -1,54 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { defaultNodeIp } from '../../src/devserver/nodeAddress.js';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { Store } from '../../src/server/store/store.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { startTestServer } from '../server/testServer.js';
+import { runCli, startCli } from './cliProcess.js';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
-});
-
-function startCli(args: string[], env: Record<string, string> = {}, ownGroup = false) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/cli/cliEntry.ts', ...args], {
-    env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group, so a test can send Ctrl-C the way a terminal does: to the group.
-    detached: ownGroup,
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<CliResult>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-  const waitFor = async (pattern: RegExp, timeoutMs = 120_000) => {
-    const until = Date.now() + timeoutMs;
-    while (!pattern.test(stdout)) {
-      if (Date.now() > until || child.exitCode !== null) {
-        throw new Error(`CLI did not print ${pattern}: stdout=${stdout} stderr=${stderr}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return stdout;
-  };
-  return { child, done, waitFor, output: () => stdout };
-}
-
-const runCli = (args: string[], env?: Record<string, string>) => startCli(args, env).done;
 const secretIn = (out: string) => /sk_[0-9A-Za-z]{40}/.exec(out)?.[0];
 const keyIdIn = (out: string) => /key_[0-9A-Za-z]{24}/.exec(out)?.[0];
 
@@ -197,7 +157,7 @@ describe('visage dev', () => {
     expect((await first.done).code).toBe(0);
 
     // Second start: the key is not printed again, the data is still there, the session ended.
-    const second = startCli(args, {}, true);
+    const second = startCli(args, { ownGroup: true });
     const out2 = await second.waitFor(/Press Ctrl-C/, 120_000);
     expect(secretIn(out2)).toBeUndefined();
     // The avatars' atlases come from the data directory's cache: nothing is drawn again.
@@ -293,7 +253,7 @@ describe('visage dev', () => {
     const dir = copyTemplate(inject('dbTemplate'));
     const key = `sk_${'D'.repeat(40)}`;
     const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
-      VISAGE_DEV_KEY: key,
+      env: { VISAGE_DEV_KEY: key },
     });
     const out = await dev.waitFor(/Press Ctrl-C/);
     expect(out).toContain('$VISAGE_DEV_KEY (registered now)');
