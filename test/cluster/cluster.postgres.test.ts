@@ -7,6 +7,7 @@ import { Store } from '../../src/server/store/store.js';
 import { AvatarClient, rms } from '../media/session/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { describeWebRtc } from '../support/network.js';
+import { testLogStream } from '../support/testLog.js';
 import { startServedNode, type ServedNode } from './servedNode.js';
 
 /**
@@ -50,6 +51,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
       livekit: livekitConfig(),
       maxSessions: 4,
       workers: 1,
+      logStream: testLogStream(),
     });
     nodes.set(nodeId, node);
     return node;

@@ -3,7 +3,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { testLogStream } from '../support/testLog.js';
 
 /**
  * A `visage serve` node in its own process (the CLI from source), as in production: its API on
@@ -26,6 +25,11 @@ export interface ServedNodeOptions {
   maxSessions: number;
   workers: number;
   env?: Record<string, string>;
+  /**
+   * Where its log lines go, tagged with the node (a test passes its log file, testLogStream());
+   * none by default: this helper runs outside vitest too (bench/cluster.bench.ts).
+   */
+  logStream?: { write(line: string): unknown };
 }
 
 export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode> {
@@ -64,8 +68,8 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
     },
   );
   const logs: Record<string, unknown>[] = [];
-  // Into the test file's log (.tmp/logs/), tagged with the node, and kept here for assertions.
-  const file = testLogStream();
+  // Into `logStream` (a test's log file, .tmp/logs/), tagged with the node, and kept here for
+  // assertions.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -77,7 +81,7 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
       else if (line.startsWith('{')) {
         const entry = { node: o.nodeId, ...(JSON.parse(line) as Record<string, unknown>) };
         logs.push(entry);
-        file.write(`${JSON.stringify(entry)}\n`);
+        o.logStream?.write(`${JSON.stringify(entry)}\n`);
       }
     });
     void exited.then(({ code, signal }) =>
