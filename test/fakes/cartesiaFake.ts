@@ -26,6 +26,11 @@ export class CartesiaFake extends FakeProvider {
   rateLimitedGenerations = 0;
   /** How many such errors were sent. */
   rateLimitedSent = 0;
+  /** The next this many generation requests get an overload error message (`overloadStatus`). */
+  overloadedGenerations = 0;
+  overloadStatus = 503;
+  /** How many such errors were sent. */
+  overloadedSent = 0;
 
   constructor(apiKey = 'cartesia-test-key') {
     // Both documented ways: `Authorization: Bearer <key>` (current docs) and `X-API-Key`.
@@ -114,6 +119,21 @@ export class CartesiaFake extends FakeProvider {
             status_code: 429,
             context_id: contextId,
             error: 'concurrency limit reached',
+          }),
+        );
+        return;
+      }
+      if (this.overloadedGenerations > 0) {
+        // The service is overloaded: an error for this context, with a 5xx status.
+        this.overloadedGenerations--;
+        this.overloadedSent++;
+        ws.send(
+          JSON.stringify({
+            type: 'error',
+            done: true,
+            status_code: this.overloadStatus,
+            context_id: contextId,
+            error: 'the service is overloaded; try again shortly',
           }),
         );
         return;

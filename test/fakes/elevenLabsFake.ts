@@ -38,6 +38,15 @@ function charTimes(text: string, speech: FakeSpeech): number[] {
 export class ElevenLabsFake extends FakeProvider {
   readonly clones: { name: string; files: number; clipBytes: number }[] = [];
   readonly generations: ElevenLabsGeneration[] = [];
+  /**
+   * The next this many generations are refused inside the open socket as ElevenLabs refuses one
+   * over the account's concurrency limit: an error message, then a close 1008.
+   */
+  busyGenerations = 0;
+  /** The error code those refusals carry (`system_busy` and `rate_limit_exceeded` come alike). */
+  busyError = 'too_many_concurrent_requests';
+  /** How many such refusals were sent. */
+  busySent = 0;
 
   constructor(apiKey = 'elevenlabs-test-key') {
     super(apiKey, (req) => req.headers['xi-api-key'] as string | undefined);
@@ -79,6 +88,7 @@ export class ElevenLabsFake extends FakeProvider {
     let text = '';
     let begun = false;
     let g: ElevenLabsGeneration | undefined;
+    let refused = false;
     ws.on('message', (data: Buffer) => {
       const msg = JSON.parse(data.toString()) as { text?: string; flush?: boolean };
       if (typeof msg.text !== 'string') return;
@@ -89,7 +99,21 @@ export class ElevenLabsFake extends FakeProvider {
         return;
       }
       if (msg.text !== '') text += msg.text;
-      if ((msg.flush === true || msg.text === '') && !g && text.trim() !== '') {
+      if ((msg.flush === true || msg.text === '') && !g && !refused && text.trim() !== '') {
+        if (this.busyGenerations > 0) {
+          refused = true;
+          this.busyGenerations--;
+          this.busySent++;
+          ws.send(
+            JSON.stringify({
+              message: 'Too many concurrent requests for this account; try again shortly.',
+              error: this.busyError,
+              code: 1008,
+            }),
+          );
+          ws.close(1008, this.busyError);
+          return;
+        }
         g = {
           voiceId,
           query: url.searchParams,

@@ -8,7 +8,7 @@ import { Pcm16Decoder } from '../providers/pcm16.js';
 import { providerReason } from '../providers/providerReason.js';
 import { connectProviderSocket } from '../providers/providerSocket.js';
 import { providerUrl } from '../providers/providerUrl.js';
-import { RATE_LIMIT_RETRIES, rateLimitDelayMs, sleep } from '../providers/retryPolicy.js';
+import { speakRetryingUnheard } from '../providers/unheardRetry.js';
 import { phonemize } from '../providers/wordPhonemes.js';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
 import type { PhonemeTiming, SpeechChannel, SpeechChunk, WordTiming } from '../ttsEngine.js';
@@ -79,15 +79,10 @@ export class CartesiaChannel implements SpeechChannel {
 
   async *speak(text: string, signal: AbortSignal): AsyncIterable<SpeechChunk> {
     if (text.trim() === '') return;
-    for (let attempt = 0; ; attempt++) {
-      const outcome = yield* this.speakOnce(text, signal);
-      if (outcome !== 'rate_limited') return;
-      if (attempt >= RATE_LIMIT_RETRIES) {
-        throw new TtsProviderError('cartesia', 429, 'rate limited (retries exhausted)');
-      }
-      await sleep(rateLimitDelayMs(attempt), signal);
-      if (signal.aborted) return;
-    }
+    // A context refused for the concurrency limit (an error message with status 429), an
+    // overload (5xx) or a socket that dropped, before any audio: tried again, as a 429 at the
+    // handshake is.
+    yield* speakRetryingUnheard('cartesia', signal, this.log, () => this.speakOnce(text, signal));
   }
 
   close(): void {
@@ -99,12 +94,9 @@ export class CartesiaChannel implements SpeechChannel {
     this.socket = undefined;
   }
 
-  private async *speakOnce(
-    text: string,
-    signal: AbortSignal,
-  ): AsyncGenerator<SpeechChunk, 'done' | 'rate_limited'> {
+  private async *speakOnce(text: string, signal: AbortSignal): AsyncGenerator<SpeechChunk> {
     const ws = await this.connect();
-    if (signal.aborted) return 'done';
+    if (signal.aborted) return;
     const contextId = randomUUID();
     const queue = new MessageQueue<CartesiaMessage>();
     this.contexts.set(contextId, queue);
@@ -137,7 +129,7 @@ export class CartesiaChannel implements SpeechChannel {
       );
       for (;;) {
         const msg = await queue.next(signal);
-        if (!msg) return 'done';
+        if (!msg) return;
         if (msg.type === 'chunk' && typeof msg.data === 'string') {
           const samples = pcm.decode(msg.data);
           if (samples.length > 0) {
@@ -164,7 +156,6 @@ export class CartesiaChannel implements SpeechChannel {
           const now = yielded && timings.pending(SAMPLE_RATE);
           if (now) yield now;
         } else if (msg.type === 'error' || msg.error !== undefined) {
-          if (msg.status_code === 429 && !yielded) return 'rate_limited';
           throw new TtsProviderError(
             'cartesia',
             msg.status_code,
@@ -173,7 +164,7 @@ export class CartesiaChannel implements SpeechChannel {
         } else if (msg.type === 'done' || msg.done === true) {
           const last = await timings.finish(SAMPLE_RATE);
           if (last && !signal.aborted) yield last;
-          return 'done';
+          return;
         }
       }
     } finally {

@@ -7,13 +7,23 @@ import { Pcm16Decoder } from '../providers/pcm16.js';
 import { providerReason } from '../providers/providerReason.js';
 import { connectProviderSocket } from '../providers/providerSocket.js';
 import { providerUrl } from '../providers/providerUrl.js';
-import { phonemize } from '../providers/wordPhonemes.js';
+import { speakRetryingUnheard } from '../providers/unheardRetry.js';
+import { phonemize, type Phonemized } from '../providers/wordPhonemes.js';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
 import type { SpeechChannel, SpeechChunk } from '../ttsEngine.js';
 import { WordAssembler, type ElevenLabsAlignment } from './elevenLabsAlignment.js';
 import type { ElevenLabsSettings } from './elevenLabsEngine.js';
 
 const SAMPLE_RATE = 24_000;
+
+/**
+ * Errors stream-input sends inside the open socket (then it closes 1008) that HTTP answers with
+ * 429: the account's concurrency or rate limit, or the service too busy for now. Retried like a
+ * 429 at the handshake.
+ */
+const BUSY_ERRORS = new Set(['too_many_concurrent_requests', 'rate_limit_exceeded', 'system_busy']);
+/** Close codes of a line that went away, or of a server that asks to come back later. */
+const LINE_LOST_CODES = new Set([1000, 1006, 1011, 1012, 1013]);
 
 /** A server message on stream-input (elevenlabs.io docs, text-to-speech WebSocket). */
 interface ElevenLabsMessage {
@@ -47,6 +57,17 @@ export class ElevenLabsChannel implements SpeechChannel {
     if (text.trim() === '') return;
     const reading = phonemize(this.phonemizer, text);
     reading.catch(() => undefined);
+    yield* speakRetryingUnheard('elevenlabs', signal, this.log, () =>
+      this.speakOnce(text, reading, signal),
+    );
+  }
+
+  /** One generation on one socket (stream-input serves one per socket). */
+  private async *speakOnce(
+    text: string,
+    reading: Promise<Phonemized>,
+    signal: AbortSignal,
+  ): AsyncGenerator<SpeechChunk> {
     const ws = await this.take();
     const queue = new MessageQueue<ElevenLabsMessage>();
     ws.on('message', (data: WebSocket.RawData) => {
@@ -58,8 +79,9 @@ export class ElevenLabsChannel implements SpeechChannel {
     });
     ws.on('close', (code: number, reason: Buffer) => {
       queue.fail(
-        // 1000/1006: the line went away (closed early, dropped); others carry a refusal.
-        code === 1000 || code === 1006
+        // The line went away (closed early, dropped, the server restarting or asking to come
+        // back later); other codes carry a refusal.
+        LINE_LOST_CODES.has(code)
           ? new TtsProviderUnavailableError('elevenlabs', `the socket closed (${code})`)
           : new TtsProviderError(
               'elevenlabs',
@@ -83,8 +105,8 @@ export class ElevenLabsChannel implements SpeechChannel {
         if (msg.error !== undefined) {
           throw new TtsProviderError(
             'elevenlabs',
-            undefined,
-            providerReason(JSON.stringify({ message: msg.message ?? msg.error })),
+            BUSY_ERRORS.has(msg.error) ? 429 : undefined,
+            `${msg.error}: ${providerReason(JSON.stringify({ message: msg.message ?? msg.error }))}`,
           );
         }
         if (msg.alignment) {

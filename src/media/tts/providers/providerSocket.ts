@@ -1,11 +1,20 @@
 import WebSocket from 'ws';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
 import { providerReason } from './providerReason.js';
-import { RATE_LIMIT_RETRIES, rateLimitDelayMs, sleep } from './retryPolicy.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-function connectOnce(provider: string, url: URL, headers: Record<string, string>) {
+/**
+ * Opens a provider's WebSocket (auth in headers, never in the URL). A refusal at the handshake
+ * throws TtsProviderError (with its status), a network failure TtsProviderUnavailableError. Not
+ * retried here: an utterance retries a transient fault the same way wherever it arrives, handshake or
+ * open socket (speakRetryingUnheard in unheardRetry.ts), within one bound.
+ */
+export function connectProviderSocket(
+  provider: string,
+  url: URL,
+  headers: Record<string, string>,
+): Promise<WebSocket> {
   return new Promise<WebSocket>((resolve, reject) => {
     const ws = new WebSocket(url, { headers, handshakeTimeout: CONNECT_TIMEOUT_MS });
     ws.once('open', () => {
@@ -30,27 +39,4 @@ function connectOnce(provider: string, url: URL, headers: Record<string, string>
       reject(new TtsProviderUnavailableError(provider, err.code ?? err.message, { cause: err }));
     });
   });
-}
-
-/**
- * Opens a provider's WebSocket (auth in headers, never in the URL). A 429 at the handshake is
- * retried within a bound; a refusal throws TtsProviderError, a network failure
- * TtsProviderUnavailableError.
- */
-export async function connectProviderSocket(
-  provider: string,
-  url: URL,
-  headers: Record<string, string>,
-): Promise<WebSocket> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await connectOnce(provider, url, headers);
-    } catch (err) {
-      if (err instanceof TtsProviderError && err.status === 429 && attempt < RATE_LIMIT_RETRIES) {
-        await sleep(rateLimitDelayMs(attempt));
-        continue;
-      }
-      throw err;
-    }
-  }
 }
