@@ -81,7 +81,8 @@ export const ENDPOINTS = {
     method: 'GET',
     path: '/v1/files/{id}',
     pathId: FILE_ID,
-    summary: 'Fetch one uploaded file.',
+    summary:
+      "One uploaded file's metadata (name, type, size, duration); the file's bytes are not served.",
     status: 200,
     auth: true,
     response: fileSchema,

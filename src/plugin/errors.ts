@@ -35,8 +35,8 @@ export class VisageCapacityError extends VisageException {
     const message =
       last.code === 'concurrency_cap'
         ? `Visage refused the session: this key is at its cap of ${cap ?? 'unknown'} concurrent ` +
-          `sessions (${active ?? 'unknown'} live); ${tried}. End a session that is no longer ` +
-          'needed, or ask for a higher cap.'
+          `${cap === 1 ? 'session' : 'sessions'} (${active ?? 'unknown'} live); ${tried}. End a ` +
+          'session that is no longer needed, or ask for a higher cap.'
         : `Visage refused the session (${last.code}): ${last.message}; ${tried}.`;
     super(message, { cause: last });
     this.name = 'VisageCapacityError';

@@ -44,7 +44,7 @@ describe('429 at start', () => {
     const cap = error as VisageCapacityError;
     expect(cap).toMatchObject({ code: 'concurrency_cap', cap: 1, active: 1, attempts: 1 });
     expect(cap.retryAfterSeconds).toBe(10);
-    expect(cap.message).toMatch(/cap of 1 concurrent sessions/);
+    expect(cap.message).toMatch(/cap of 1 concurrent session \(1 live\)/);
     await avatar.aclose();
     await sut.close();
   });
@@ -94,7 +94,9 @@ describe('429 at start', () => {
     expect(error).toBeInstanceOf(VisageCapacityError);
     expect((error as VisageCapacityError).attempts).toBe(2);
     expect((error as VisageCapacityError).waitedSeconds).toBeGreaterThanOrEqual(10);
-    expect((error as VisageCapacityError).message).toMatch(/cap of 1 concurrent sessions/);
+    expect((error as VisageCapacityError).message).toMatch(
+      /cap of 1 concurrent session \(1 live\)/,
+    );
     expect(elapsed).toBeGreaterThanOrEqual(10_000);
     // No third wait: that would pass the 15 s bound.
     expect(elapsed).toBeLessThan(15_000);
