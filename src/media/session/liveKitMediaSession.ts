@@ -28,6 +28,7 @@ import {
   type MediaSessionSpec,
   type SpeechItem,
 } from '../mediaCore.js';
+import { AgentStateWatcher } from './agentStateWatcher.js';
 import { attachAvatarProtocol } from './avatarProtocol.js';
 import { rtcVideoCodec, type AvatarVideoCodec } from './avatarVideoCodec.js';
 import { mintAvatarToken } from './avatarToken.js';
@@ -93,6 +94,8 @@ export class LiveKitMediaSession implements MediaSession {
   private readonly chat: ChatPublisher;
   private readonly video: VideoLoop;
   private readonly renderer: FaceRenderer;
+  /** The agent's state and the user's questions, for the face (sessions with an agent only). */
+  private readonly agentState: AgentStateWatcher | undefined;
   private readonly bornAt = performance.now();
   private audioTrackSid: string | undefined;
   private parked = false;
@@ -102,6 +105,9 @@ export class LiveKitMediaSession implements MediaSession {
 
   private constructor(private readonly o: LiveKitMediaSessionOptions) {
     this.renderer = o.renderer;
+    this.agentState = o.spec.publishOnBehalf
+      ? new AgentStateWatcher(o.spec.publishOnBehalf, o.log)
+      : undefined;
     this.videoSource = new VideoSource(this.renderer.width, this.renderer.height);
     this.chat = new ChatPublisher(
       {
@@ -270,6 +276,9 @@ export class LiveKitMediaSession implements MediaSession {
     this.room.on(RoomEvent.ParticipantConnected, (p: RemoteParticipant) => {
       if (p.identity === spec.publishOnBehalf) clearTimeout(this.agentAbsence);
     });
+    this.agentState?.attach(this.room, () => [
+      ...(this.room.localParticipant?.trackPublications.keys() ?? []),
+    ]);
     const started = performance.now();
     await withTimeout(
       this.room.connect(spec.livekit.url, token, JOIN_OPTIONS),
@@ -277,6 +286,7 @@ export class LiveKitMediaSession implements MediaSession {
       'joining the room timed out',
     );
     step('connect_ms');
+    this.agentState?.joined(this.room);
     attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
     const local = this.room.localParticipant!;
     // Both at once. Published one after the other, on a busy machine the video's renegotiation
@@ -362,6 +372,7 @@ export class LiveKitMediaSession implements MediaSession {
       timeMs: performance.now() - this.bornAt,
       mouth: this.player.mouthNow(),
       parked: this.parked,
+      conversation: this.agentState?.cue(),
     });
     this.videoSource.captureFrame(
       new VideoFrame(frame, this.renderer.width, this.renderer.height, VideoBufferType.I420),

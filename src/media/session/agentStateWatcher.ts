@@ -1,0 +1,88 @@
+import { RoomEvent, type Participant, type RemoteParticipant, type Room } from '@livekit/rtc-node';
+import type { Logger } from 'pino';
+import type { ConversationCue } from '../render/index.js';
+import { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
+
+/** The participant attribute LiveKit agents keep their state in (agents-js `RoomIO`). */
+export const AGENT_STATE_ATTRIBUTE = 'lk.agent.state';
+const TRANSCRIPTION_FINAL = 'lk.transcription_final';
+const TRANSCRIBED_TRACK = 'lk.transcribed_track_id';
+
+/**
+ * What an agent's avatar reads from the room for its listening life: the agent's
+ * `lk.agent.state` attribute (agents-js and the Python agents set it on the agent's participant:
+ * `initializing`, `listening`, `thinking`, `speaking`), and the user's questions, from the final
+ * segments of the user's transcript that the agent publishes on `lk.transcription` (a final
+ * segment ending in a question mark, while the agent is not speaking, that transcribes neither
+ * the agent's nor the avatar's own audio).
+ *
+ * `cue()` is read by every frame: one object, updated in place.
+ */
+export class AgentStateWatcher {
+  private readonly current: { agentState: string | undefined; questions: number } = {
+    agentState: undefined,
+    questions: 0,
+  };
+
+  constructor(
+    private readonly agentIdentity: string,
+    private readonly log: Logger,
+  ) {}
+
+  cue(): ConversationCue {
+    return this.current;
+  }
+
+  /** Listens to `room` (before it connects, so that no change is missed). */
+  attach(room: Room, ownTrackSids: () => readonly string[]): void {
+    room.on(
+      RoomEvent.ParticipantAttributesChanged,
+      (changed: Record<string, string>, p: Participant) => {
+        if (p.identity === this.agentIdentity && AGENT_STATE_ATTRIBUTE in changed) {
+          this.set(changed[AGENT_STATE_ATTRIBUTE]);
+        }
+      },
+    );
+    room.on(RoomEvent.ParticipantConnected, (p: RemoteParticipant) => {
+      if (p.identity === this.agentIdentity) this.set(p.attributes[AGENT_STATE_ATTRIBUTE]);
+    });
+    room.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) => {
+      if (p.identity === this.agentIdentity) this.set(undefined);
+    });
+    room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader) => {
+      const attributes = reader.info.attributes ?? {};
+      reader
+        .readAll()
+        .then((text) => {
+          if (attributes[TRANSCRIPTION_FINAL] !== 'true') return;
+          if (this.current.agentState === 'speaking') return;
+          const track = attributes[TRANSCRIBED_TRACK];
+          const agent = room.remoteParticipants.get(this.agentIdentity);
+          const agentTracks = agent ? [...agent.trackPublications.keys()] : [];
+          if (track !== undefined && [...ownTrackSids(), ...agentTracks].includes(track)) return;
+          if (!isQuestion(text)) return;
+          this.current.questions++;
+          this.log.debug({ questions: this.current.questions }, 'the user asked a question');
+        })
+        // A stream cut by the sender leaving is no question.
+        .catch(() => undefined);
+    });
+  }
+
+  /** After the join: the agent may have set its state before the avatar came. */
+  joined(room: Room): void {
+    const agent = room.remoteParticipants.get(this.agentIdentity);
+    if (agent) this.set(agent.attributes[AGENT_STATE_ATTRIBUTE]);
+  }
+
+  private set(state: string | undefined): void {
+    if (state === this.current.agentState) return;
+    this.log.debug({ from: this.current.agentState, to: state }, 'agent state');
+    this.current.agentState = state === '' ? undefined : state;
+  }
+}
+
+/** A transcript segment that asks something: it ends in a question mark (Latin, CJK or Arabic). */
+export function isQuestion(text: string): boolean {
+  return /[?\uFF1F\u061F]["'\u00BB\u201D)\s]*$/u.test(text);
+}
