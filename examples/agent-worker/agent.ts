@@ -6,6 +6,7 @@
 //   export $(npx visage dev --print-livekit-credentials)   # LIVEKIT_URL, _API_KEY, _API_SECRET
 //   VISAGE_API_KEY=sk_... OPENAI_BASE_URL=... npx tsx examples/agent-worker/agent.ts dev
 //   VISAGE_API_KEY=sk_... npx tsx examples/agent-worker/agent.ts dev --offline   # no LLM needed
+//   VISAGE_AVATAR_IMAGE=me.jpg ...                     # your own portrait as the avatar
 import { fileURLToPath } from 'node:url';
 import { cli, defineAgent, type JobContext, log, ServerOptions, voice } from '@livekit/agents';
 import { AvatarSession } from '../../src/index.js';
@@ -30,8 +31,13 @@ export default defineAgent({
     session.on(voice.AgentSessionEventTypes.Error, (ev) => {
       log().error({ error: ev.error }, llmHelp('the LLM failed'));
     });
+    // A portrait (VISAGE_AVATAR_IMAGE=path/to/photo.jpg) becomes a photo avatar once per key and
+    // picture; otherwise a stock avatar.
+    const image = process.env.VISAGE_AVATAR_IMAGE;
     const avatar = new AvatarSession({
-      avatarId: process.env.VISAGE_AVATAR_ID ?? 'avt_Ada000000000000000000001',
+      ...(image
+        ? { avatarImage: image }
+        : { avatarId: process.env.VISAGE_AVATAR_ID ?? 'avt_Ada000000000000000000001' }),
       voiceId: process.env.VISAGE_VOICE_ID,
     });
     await avatar.start(session, ctx.room);
