@@ -16,8 +16,11 @@ export type Tfjs = typeof import('@tensorflow/tfjs');
 /** TensorFlow.js as face-api's CommonJS build loads it (the same instance). */
 export const tfjs = (): Tfjs => require('@tensorflow/tfjs') as Tfjs;
 
-/** Which networks a caller needs: detection + landmarks to build, recognition to compare. */
-export type FaceNet = 'detector' | 'landmarks' | 'recognition';
+/**
+ * Which networks a caller needs: detection + landmarks to build (the tiny detector confirms the
+ * detector's faces), recognition to compare.
+ */
+export type FaceNet = 'detector' | 'tinyDetector' | 'landmarks' | 'recognition';
 
 let api: Promise<FaceApi> | undefined;
 const loaded = new Map<FaceNet, Promise<void>>();
@@ -55,9 +58,11 @@ export async function faceApiWith(...nets: FaceNet[]): Promise<FaceApi> {
         const target =
           net === 'detector'
             ? faceapi.nets.ssdMobilenetv1
-            : net === 'landmarks'
-              ? faceapi.nets.faceLandmark68Net
-              : faceapi.nets.faceRecognitionNet;
+            : net === 'tinyDetector'
+              ? faceapi.nets.tinyFaceDetector
+              : net === 'landmarks'
+                ? faceapi.nets.faceLandmark68Net
+                : faceapi.nets.faceRecognitionNet;
         loading = target.loadFromDisk(modelDir);
         loading.catch(() => loaded.delete(net));
         loaded.set(net, loading);

@@ -1,47 +1,70 @@
 import { faceApiWith, tfjs } from './faceModels.js';
-import { at, CHIN, distance, FaceFrame, JAW, mean, NOSE_TIP, type Point } from './landmarks.js';
+import { estimateHeadPose, type HeadPose } from './headPose.js';
+import { at, distance, JAW, mean, type Point } from './landmarks.js';
 import { PhotoError } from './photoError.js';
 
-/** A face found in a picture: the detector's box and score, and the 68 landmarks. */
+/**
+ * A face-like thing found in a picture: the SSD detector's box and score, the 68 landmarks, the
+ * head pose fitted to them, and how sure a second detector (the tiny face detector, another
+ * network trained on other data) is that the same box holds a face.
+ */
 export interface FoundFace {
   box: { x: number; y: number; width: number; height: number };
   score: number;
   landmarks: Point[];
+  /** The tiny detector's score for a box over the same face; 0 where it saw none. */
+  confirmation: number;
+  pose: HeadPose;
 }
 
-/** How far from frontal a face may be and still be animated (see `facePose`). */
+/** Which faces can be animated (see chooseFace and docs/photo-portraits.md). */
 export interface FaceLimits {
   /** The face box's longer side in the original picture, px (default 96). */
   minFacePx: number;
-  /** Head tilt, degrees (default 20). */
+  /** Head turned to the side, degrees (default 30). */
+  maxYawDeg: number;
+  /** Head tipped down or back, degrees (default 20). */
+  maxPitchDeg: number;
+  /** Head tilted in the picture's plane, degrees; the crop turns it upright (default 60). */
   maxRollDeg: number;
-  /** Nose tip off the middle of the face, as a share of the face's width (default 0.2, about 20 degrees). */
-  maxYaw: number;
-  /** Nose tip's height between the eyes and the chin (frontal about 0.45; default 0.3..0.62). */
-  pitchRange: readonly [number, number];
+  /** The second detector's score a face needs (default 0.2). */
+  minConfirmation: number;
+  /** How far the landmarks may be from a human face's shape (HeadPose.misfit, default 0.09). */
+  maxMisfit: number;
 }
 
 export const DEFAULT_FACE_LIMITS: FaceLimits = {
   minFacePx: 96,
-  maxRollDeg: 20,
-  maxYaw: 0.2,
-  pitchRange: [0.3, 0.62],
+  maxYawDeg: 30,
+  maxPitchDeg: 20,
+  maxRollDeg: 60,
+  minConfirmation: 0.2,
+  maxMisfit: 0.09,
 };
 
-/** Detector confidence a face needs to count. */
-const MIN_SCORE = 0.5;
+/** SSD score a box needs to be looked at (the second detector and the fit decide). */
+const MIN_SCORE = 0.2;
+/** An unconfirmed box this sure, turned beyond the limit, is taken for a profile. */
+const PROFILE_SCORE = 0.3;
+/** The tiny detector looks at a square this many times the box's side around it... */
+const CONFIRM_AREA = 2;
+/** ...scaled to this input side, px (the face then fills about half of it). */
+const TINY_INPUT = 320;
+/** Boxes of the two detectors overlap this much (intersection over union) on one face. */
+const SAME_FACE_IOU = 0.3;
 
 /**
- * Every face in an RGB picture (SSD MobileNet V1, then the 68-point landmark net on each),
- * largest first. Runs the networks on the calling thread: about half a second for a 2000 px
- * photo here, so callers keep it off the event loop (the photo worker).
+ * Every face-like box in an RGB picture (SSD MobileNet V1, then the 68-point landmark net on
+ * each, then the tiny face detector over the whole picture), largest first. Runs the networks
+ * on the calling thread: about a second for a 2000 px photo here, so callers keep it off the
+ * event loop (the photo worker).
  */
 export async function detectFaces(
   rgb: Uint8Array,
   width: number,
   height: number,
 ): Promise<FoundFace[]> {
-  const faceapi = await faceApiWith('detector', 'landmarks');
+  const faceapi = await faceApiWith('detector', 'tinyDetector', 'landmarks');
   const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');
   try {
     const found = await faceapi
@@ -50,60 +73,53 @@ export async function detectFaces(
         new faceapi.SsdMobilenetv1Options({ minConfidence: MIN_SCORE, maxResults: 20 }),
       )
       .withFaceLandmarks();
-    return found
-      .map((f) => ({
-        box: {
-          x: f.detection.box.x,
-          y: f.detection.box.y,
-          width: f.detection.box.width,
-          height: f.detection.box.height,
-        },
+    const faces: FoundFace[] = [];
+    for (const f of found) {
+      const box = {
+        x: f.detection.box.x,
+        y: f.detection.box.y,
+        width: f.detection.box.width,
+        height: f.detection.box.height,
+      };
+      const landmarks = f.landmarks.positions.map((p) => ({ x: p.x, y: p.y }));
+      faces.push({
+        box,
         score: f.detection.score,
-        landmarks: f.landmarks.positions.map((p) => ({ x: p.x, y: p.y })),
-      }))
-      .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
+        landmarks,
+        confirmation: await confirm(faceapi, tensor, box, width, height),
+        pose: estimateHeadPose(landmarks),
+      });
+    }
+    return faces.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
   } finally {
     tensor.dispose();
   }
 }
 
-/** How the head is turned, from the landmarks (see FaceLimits). */
-export interface FacePose {
-  rollDeg: number;
-  /** -0.5..0.5: where the nose tip sits between the two sides of the jaw, 0 in the middle. */
-  yaw: number;
-  /** Where the nose tip sits between the eye line and the chin, 0..1. */
-  pitch: number;
-}
-
-export function facePose(landmarks: readonly Point[]): FacePose {
-  const frame = FaceFrame.of(landmarks);
-  const left = frame.toFace(at(landmarks, JAW[0]!));
-  const right = frame.toFace(at(landmarks, JAW[JAW.length - 1]!));
-  const nose = frame.toFace(at(landmarks, NOSE_TIP));
-  const chin = frame.toFace(at(landmarks, CHIN));
-  return {
-    rollDeg: (frame.roll * 180) / Math.PI,
-    yaw: (nose.u - left.u) / Math.max(1e-6, right.u - left.u) - 0.5,
-    pitch: nose.v / Math.max(1e-6, chin.v),
-  };
-}
-
 /**
- * The face to animate: the largest one (a group photo gives its biggest face), checked against
- * the limits. `scale` converts the detection picture's pixels to the original's (it may have
- * been decoded smaller).
+ * The face to animate: the largest one that both detectors see (a group photo gives its biggest
+ * face), checked against the limits. `scale` converts the detection picture's pixels to the
+ * original's (it may have been decoded smaller). The checks, in order: a human face at all (the
+ * second detector agrees), its size, its pose (turned or tipped too far is said as such; a tilt
+ * in the picture's plane is corrected by the crop up to maxRollDeg), and last whether its
+ * landmarks fit a human face's shape (masks and statues that fool both detectors).
  */
 export function chooseFace(
   faces: readonly FoundFace[],
   scale: number,
   limits: FaceLimits = DEFAULT_FACE_LIMITS,
 ): FoundFace {
-  const face = faces[0];
+  const human = faces.filter((f) => f.confirmation >= limits.minConfirmation);
+  const face = human[0];
   if (!face) {
+    // A profile: the second detector (trained on frontal faces) does not see it, the fit does.
+    const turned = faces.find((f) => f.score >= PROFILE_SCORE);
+    if (turned && Math.abs(turned.pose.yawDeg) > limits.maxYawDeg) throw turnedAway(turned, limits);
     throw new PhotoError(
       'no_face_found',
-      'No face was found in the image: use a photo with one clearly visible face.',
+      faces.length
+        ? "No person's face was found in the image (something face-like, such as an animal, a drawing or a mask, is not animated): use a photo of a person with one clearly visible face."
+        : 'No face was found in the image: use a photo with one clearly visible face.',
     );
   }
   const size = Math.max(face.box.width, face.box.height) * scale;
@@ -113,32 +129,86 @@ export function chooseFace(
       `The face is ${Math.round(size)} px across; at least ${limits.minFacePx} px is needed (use a closer or larger photo).`,
     );
   }
-  const pose = facePose(face.landmarks);
-  const [pitchLow, pitchHigh] = limits.pitchRange;
-  if (Math.abs(pose.rollDeg) > limits.maxRollDeg) {
+  const { yawDeg, pitchDeg, rollDeg, misfit } = face.pose;
+  if (Math.abs(yawDeg) > limits.maxYawDeg) throw turnedAway(face, limits);
+  if (Math.abs(pitchDeg) > limits.maxPitchDeg) {
     throw new PhotoError(
       'face_not_frontal',
-      `The head is tilted by ${Math.abs(pose.rollDeg).toFixed(0)} degrees; at most ${limits.maxRollDeg} can be animated (use an upright photo).`,
+      `The face is tipped ${pitchDeg > 0 ? 'down' : 'back'} by ${Math.abs(pitchDeg).toFixed(0)} degrees; at most ${limits.maxPitchDeg} can be animated: use a photo looking into the camera.`,
     );
   }
-  if (Math.abs(pose.yaw) > limits.maxYaw) {
+  if (Math.abs(rollDeg) > limits.maxRollDeg) {
     throw new PhotoError(
       'face_not_frontal',
-      'The head is turned too far to the side to animate: use a photo looking into the camera.',
+      `The head is tilted by ${Math.abs(rollDeg).toFixed(0)} degrees; at most ${limits.maxRollDeg} can be turned upright: use a photo that is the right way up.`,
     );
   }
-  if (pose.pitch < pitchLow || pose.pitch > pitchHigh) {
+  if (misfit > limits.maxMisfit) {
     throw new PhotoError(
-      'face_not_frontal',
-      `The head is tipped too far ${pose.pitch < pitchLow ? 'back' : 'down'} to animate: use a photo looking into the camera.`,
+      'no_face_found',
+      "The face found does not have a person's proportions (a mask, a statue or a drawing?): use a photo of a person with one clearly visible face.",
     );
   }
   return face;
 }
 
+function turnedAway(face: FoundFace, limits: FaceLimits): PhotoError {
+  return new PhotoError(
+    'face_not_frontal',
+    `The head is turned ${Math.abs(face.pose.yawDeg).toFixed(0)} degrees to the side (towards a profile); at most ${limits.maxYawDeg} can be animated: use a photo looking into the camera.`,
+  );
+}
+
 /** The jaw's width (cheek to cheek at ear height), the face's scale for framing. */
 export function jawWidth(landmarks: readonly Point[]): number {
   return distance(at(landmarks, JAW[0]!), at(landmarks, JAW[JAW.length - 1]!));
+}
+
+type Box = FoundFace['box'];
+type Tensor3D = ReturnType<ReturnType<typeof tfjs>['tensor3d']>;
+
+/**
+ * The tiny detector's score for the face in `box`: it looks at a square around the box (so the
+ * face has the same size in its input whatever the picture's size) and the best of its boxes
+ * over the same face counts.
+ */
+async function confirm(
+  faceapi: Awaited<ReturnType<typeof faceApiWith>>,
+  picture: Tensor3D,
+  box: Box,
+  width: number,
+  height: number,
+): Promise<number> {
+  const side = Math.round(Math.max(box.width, box.height) * CONFIRM_AREA);
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  const x0 = Math.max(0, Math.round(cx - side / 2));
+  const y0 = Math.max(0, Math.round(cy - side / 2));
+  const w = Math.min(width, x0 + side) - x0;
+  const h = Math.min(height, y0 + side) - y0;
+  if (w < 8 || h < 8) return 0;
+  const area = tfjs().slice(picture, [y0, x0, 0], [h, w, 3]) as Tensor3D;
+  try {
+    const seen = await faceapi.detectAllFaces(
+      area as never,
+      new faceapi.TinyFaceDetectorOptions({ inputSize: TINY_INPUT, scoreThreshold: 0.05 }),
+    );
+    const inArea = { x: box.x - x0, y: box.y - y0, width: box.width, height: box.height };
+    return Math.max(
+      0,
+      ...seen.filter((t) => overlap(t.box, inArea) >= SAME_FACE_IOU).map((t) => t.score),
+    );
+  } finally {
+    area.dispose();
+  }
+}
+
+function overlap(a: Box, b: Box): number {
+  const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+  const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+  if (w <= 0 || h <= 0) return 0;
+  const inter = w * h;
+  return inter / (a.width * a.height + b.width * b.height - inter);
 }
 
 export { mean };

@@ -5,13 +5,8 @@ import {
   type SharedAvatarAtlas,
 } from '../render/index.js';
 import { CANVAS_MARGIN, CANVAS_SIZE } from './buildPhotoAtlas.js';
-import {
-  chooseFace,
-  DEFAULT_FACE_LIMITS,
-  facePose,
-  type FaceLimits,
-  type FacePose,
-} from './findFace.js';
+import { chooseFace, DEFAULT_FACE_LIMITS, type FaceLimits } from './findFace.js';
+import type { HeadPose } from './headPose.js';
 import { chooseFraming, toFrame, type Framing } from './framing.js';
 import {
   decodeFitted,
@@ -55,9 +50,9 @@ export interface PhotoBuildOutput {
   build: Buffer;
   /** The neutral frame, 512x512 PNG. */
   preview: Buffer;
-  /** How many faces were found (the largest was used). */
+  /** How many faces both detectors found (the largest was used). */
   faces: number;
-  pose: FacePose;
+  pose: HeadPose;
   framing: Framing;
   /** Milliseconds per stage, and the atlas build's own parts. */
   timings: Record<string, number>;
@@ -87,7 +82,8 @@ export async function buildPhotoAvatar(
   stage('finding the face');
   const faces = await pool.detect(picture.data, picture.width, picture.height);
   const toSource = source.width / picture.width;
-  const face = chooseFace(faces, toSource, options.faceLimits ?? DEFAULT_FACE_LIMITS);
+  const faceLimits = options.faceLimits ?? DEFAULT_FACE_LIMITS;
+  const face = chooseFace(faces, toSource, faceLimits);
   const landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
   done('detect');
 
@@ -126,8 +122,8 @@ export async function buildPhotoAvatar(
     height: source.height,
     build,
     preview,
-    faces: faces.length,
-    pose: facePose(face.landmarks),
+    faces: faces.filter((f) => f.confirmation >= faceLimits.minConfirmation).length,
+    pose: face.pose,
     framing,
     timings,
   };
