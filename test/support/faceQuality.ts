@@ -7,6 +7,8 @@ import { i420ToRgb, type Rect } from '../../src/media/render/index.js';
 export interface DescribedFace {
   box: { x: number; y: number; width: number; height: number };
   descriptor: Float32Array;
+  /** The 68 landmarks (dlib's order) the detector places on the face, picture pixels. */
+  landmarks: { x: number; y: number }[];
 }
 
 /** Every face in an RGB picture with its 128-d descriptor, largest first. */
@@ -31,6 +33,7 @@ export async function describeFaces(
           height: f.detection.box.height,
         },
         descriptor: f.descriptor,
+        landmarks: f.landmarks.positions.map((p) => ({ x: p.x, y: p.y })),
       }))
       .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
   } finally {
@@ -123,4 +126,111 @@ export function maskedSsim(
     }
   }
   return windows ? total / windows : 1;
+}
+
+type Pt = { x: number; y: number };
+
+/**
+ * How far the chin went down between two frames of the same face, as a share of the
+ * nose-to-chin height at rest (landmarks as a face detector places them on each frame).
+ */
+export function chinDropShare(rest: readonly Pt[], open: readonly Pt[]): number {
+  const nose = rest[33]!;
+  const chin = rest[8]!;
+  const height = Math.hypot(chin.x - nose.x, chin.y - nose.y);
+  // Along the face's own downward axis (nose to chin), so a tilted head counts the same.
+  const down = { x: (chin.x - nose.x) / height, y: (chin.y - nose.y) / height };
+  const moved = (open[8]!.x - chin.x) * down.x + (open[8]!.y - chin.y) * down.y;
+  return moved / height;
+}
+
+/**
+ * The inside of an open mouth as a viewer sees it: the mean luma of its top band (just under
+ * the upper lip: where the upper teeth are) and of its middle, between the inner lip landmarks
+ * that a face detector places on the frame (61-63 above, 67-65 below), over the middle of the
+ * mouth's width.
+ */
+export function innerMouthBands(
+  luma: Float32Array,
+  width: number,
+  landmarks: readonly Pt[],
+): { top: number; middle: number; height: number } {
+  const pairs: [Pt, Pt][] = [
+    [landmarks[61]!, landmarks[67]!],
+    [landmarks[62]!, landmarks[66]!],
+    [landmarks[63]!, landmarks[65]!],
+  ];
+  const lerp = (a: Pt, b: Pt, t: number): Pt => ({
+    x: a.x + (b.x - a.x) * t,
+    y: a.y + (b.y - a.y) * t,
+  });
+  const sample = (p: Pt) => {
+    const x = Math.round(p.x - 0.5);
+    const y = Math.round(p.y - 0.5);
+    return luma[y * width + x] as number;
+  };
+  const band = (from: number, to: number) => {
+    let sum = 0;
+    let n = 0;
+    // Across: from 61/67 to 63/65 in 9 steps; down: within the band in steps of a quarter pixel.
+    for (let i = 0; i <= 8; i++) {
+      const s = i / 8;
+      const half = s < 0.5 ? 0 : 1;
+      const t = s < 0.5 ? s * 2 : (s - 0.5) * 2;
+      const up = lerp(pairs[half]![0], pairs[half + 1]![0], t);
+      const down = lerp(pairs[half]![1], pairs[half + 1]![1], t);
+      const gap = Math.hypot(down.x - up.x, down.y - up.y);
+      const steps = Math.max(1, Math.round(gap * (to - from) * 4));
+      for (let k = 0; k <= steps; k++) {
+        sum += sample(lerp(up, down, from + ((to - from) * k) / steps));
+        n++;
+      }
+    }
+    return sum / n;
+  };
+  const height =
+    pairs.reduce((h, [a, b]) => h + Math.hypot(b.x - a.x, b.y - a.y), 0) / pairs.length;
+  return { top: band(0.05, 0.3), middle: band(0.4, 0.7), height };
+}
+
+/**
+ * How tall the upper teeth show under the upper lip (px): along the middle of the mouth, from
+ * the inner upper lip landmarks (61-63) towards the lower ones (67-65), the bright run that
+ * starts in the upper third of the inner mouth, bright being above the middle of that line's
+ * darkest and brightest. 0 where no teeth show.
+ */
+export function upperTeethHeight(
+  luma: Float32Array,
+  width: number,
+  landmarks: readonly Pt[],
+): number {
+  const pairs: [Pt, Pt][] = [
+    [landmarks[61]!, landmarks[67]!],
+    [landmarks[62]!, landmarks[66]!],
+    [landmarks[63]!, landmarks[65]!],
+  ];
+  let total = 0;
+  for (const [up, down] of pairs) {
+    const gap = Math.hypot(down.x - up.x, down.y - up.y);
+    const steps = Math.max(2, Math.round(gap * 2));
+    const line: number[] = [];
+    for (let k = 0; k <= steps; k++) {
+      const x = up.x + ((down.x - up.x) * k) / steps;
+      const y = up.y + ((down.y - up.y) * k) / steps;
+      line.push(luma[Math.round(y - 0.5) * width + Math.round(x - 0.5)] as number);
+    }
+    const threshold = (Math.max(...line) + Math.min(...line)) / 2;
+    if (Math.max(...line) - Math.min(...line) < 30) continue;
+    let start = -1;
+    let end = -1;
+    for (let k = 0; k <= steps; k++) {
+      if ((line[k] as number) >= threshold) {
+        if (start < 0 && k > steps / 3) break;
+        if (start < 0) start = k;
+        end = k;
+      } else if (start >= 0) break;
+    }
+    if (start >= 0) total += ((end - start + 1) / (steps + 1)) * gap;
+  }
+  return total / pairs.length;
 }

@@ -22,6 +22,7 @@ import type { Point } from './landmarks.js';
 import { maxJawDrop, mouthPose } from './mouthMotion.js';
 import { mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
+import { measurePhotoTeeth } from './photoTeeth.js';
 import { floatPicture, type FloatPicture } from './warp.js';
 
 /**
@@ -63,11 +64,14 @@ export function buildPhotoAtlas(
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
   const face = photoFace(landmarks);
-  const widest = Math.max(...VISEMES.map((v) => mouthShape(v, 1).openBottom));
+  const widest = Math.max(
+    ...VISEMES.map((v) => mouthShape(v, 1).openTop + mouthShape(v, 1).openBottom),
+  );
   const eyeRect = eyeSpriteRect(face, SPRITE_MARGIN);
   let mouthRect = mouthSpriteRect(face, maxJawDrop(face.mouth, widest), SPRITE_MARGIN);
   mouthRect = belowRect(mouthRect, eyeRect);
   const colours = measureFaceColours(canvas, CANVAS_MARGIN, face);
+  const teeth = measurePhotoTeeth(canvas, CANVAS_MARGIN, face.mouth, colours);
 
   const weights = motionWeights(face, [eyeRect, mouthRect], SPRITE_MARGIN);
   const poses: Uint8Array[] = [];
@@ -102,8 +106,8 @@ export function buildPhotoAtlas(
   const eyesDone = performance.now();
 
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
-    const pose = mouthPose(face.mouth, viseme, amount);
-    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours);
+    const pose = mouthPose(face.mouth, teeth, viseme, amount);
+    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth);
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };
   const mouths: Uint8Array[] = [mouthSprite('rest', 0)];

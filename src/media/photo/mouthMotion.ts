@@ -2,6 +2,7 @@ import { mouthShape, type MouthShape } from '../render/index.js';
 import type { Viseme } from '../lipsync/viseme.js';
 import { Curve } from './curve.js';
 import type { MouthShapeAtRest } from './photoFace.js';
+import type { PhotoTeeth } from './photoTeeth.js';
 
 /**
  * Where the lips, the teeth and the jaw go for one mouth shape. The shapes are the renderer's
@@ -10,11 +11,13 @@ import type { MouthShapeAtRest } from './photoFace.js';
  * its centre, the corners lift with a smile, lips get fuller or thinner, the lips part along the
  * line between them (lens-shaped or round) and the chin drops with the lower lip.
  *
- * A photo may show its teeth (a smile): the mouth then parts along the middle of that gap, the
- * upper teeth going with the upper lip and the lower teeth with the jaw, and what the gap grows
- * beyond is new (the synthesized inside of the mouth); a shape narrower than the photo's gap
- * closes it (m, b, p press the lips together over the teeth). Openness blends from the photo's
- * own mouth, so `rest` is the photo, untouched.
+ * As in a person, the upper teeth belong to the skull: a photo that shows them (a smile) parts
+ * at their lower edge (see photoTeeth), the upper teeth staying with the upper lip, and the jaw
+ * carries the lower lip, whatever the photo shows below the teeth, and the chin down; the dark of
+ * the mouth opens below the upper teeth (the synthesized inside). A shape narrower than the
+ * photo's gap closes it (m, b, p press the lips together over the teeth). Speaking lets the
+ * photo's own smile go (most for o and u), so a smiling portrait does not talk through a frozen
+ * grin. Openness blends from the photo's own mouth, so `rest` is the photo, untouched.
  */
 const CATALOGUE_HALF_WIDTH = 28;
 /**
@@ -23,10 +26,14 @@ const CATALOGUE_HALF_WIDTH = 28;
  * 0.6, 0.303, and the rendered lip-sync is the same (r = 0.86 over 3 voices x 3 texts).
  */
 const OPENING_SCALE = 0.6;
-/** How much of the upper lip's inner rise the outer edge shares. */
-const UPPER_OUTER_SHARE = 0.4;
-/** Share of the lower lip's drop that the chin follows. */
-const CHIN_SHARE = 0.8;
+/** Share of the lower lip's drop that the chin follows (the lower lip rides on the jaw). */
+const CHIN_SHARE = 1;
+/** The upper lip (and the upper teeth with it) takes at most this share of an opening. */
+const MAX_UPPER_SHARE = 0.25;
+/** A mouth that already shows teeth still opens this share of a shape's opening below them. */
+const MIN_DARK_SHARE = 0.5;
+/** A smile let go narrows the mouth by up to this share (a broad smile stretches it). */
+const SMILE_NARROWING = 0.08;
 /** Jaw points 3..13: how far each follows the chin (the jaw hinges near the ears). */
 const JAW_FOLLOW: Record<number, number> = {
   3: 0,
@@ -59,6 +66,8 @@ export interface MouthOpening {
   lower: Curve;
   uMin: number;
   uMax: number;
+  /** The photo's own upper teeth above the gap, px tall, v(u): synthesized ones add the rest. */
+  photoTeeth: Curve;
   /** Half the opening's width, px. */
   halfSpan: number;
 }
@@ -72,8 +81,6 @@ export interface MouthPoseGeometry {
   jawDrop: number;
   /** Catalogue pixels to this mouth's pixels. */
   scale: number;
-  /** Teeth visible in the photo itself (half its gap, px): synthesized teeth add only the rest. */
-  photoTeeth: number;
   shape: MouthShape;
 }
 
@@ -81,6 +88,7 @@ const REST = mouthShape('rest', 0);
 
 export function mouthPose(
   rest: MouthShapeAtRest,
+  teeth: PhotoTeeth,
   viseme: Viseme,
   amount: number,
 ): MouthPoseGeometry {
@@ -88,44 +96,81 @@ export function mouthPose(
   const full = mouthShape(viseme, 1);
   const a = Math.min(1, Math.max(0, amount));
   const k = rest.halfWidth / CATALOGUE_HALF_WIDTH;
-  const widen = shape.halfWidth / REST.halfWidth;
-  const lift = -(shape.smile - REST.smile) * k * 0.8;
+  const hw = rest.halfWidth;
+  const relax = smileRelax(full.smile) * a;
+  const widen =
+    (shape.halfWidth / REST.halfWidth) * (1 - SMILE_NARROWING * relax * photoSmileShare(rest));
+  // The corners: the catalogue's lift, and the photo's own smile relaxing while speaking.
+  const lift = -(shape.smile - REST.smile) * k * 0.8 + photoSmile(rest) * relax;
   const fullerTop = (shape.upperLip - REST.upperLip) * k * 0.7;
   const fullerBottom = (shape.lowerLip - REST.lowerLip) * k * 0.7;
-  const round = Math.min(1, Math.max(0, shape.roundness));
+  const round = Math.min(1, Math.max(0, full.roundness));
   const profile = (t: number) => {
     const q = Math.max(0, 1 - t * t);
     return (1 - round) * q + round * Math.sqrt(q);
   };
   const bulge = (t: number) => Math.max(0, 1 - t * t);
-  const hw = rest.halfWidth;
+  const topShare = Math.min(
+    MAX_UPPER_SHARE,
+    full.openTop / Math.max(1e-6, full.openTop + full.openBottom),
+  );
   const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
 
-  /** The inner edges at t: the photo's, and this shape's (blended from the photo's by `a`). */
+  /**
+   * The inner edges at t, in the photo and in this shape: the upper lip with the photo's upper
+   * teeth below it, the parting at the teeth's lower edge, the lower lip with the jaw.
+   */
   const inner = (t: number) => {
     const u = innerU(t);
     const upper = rest.upperInner.at(u);
     const lower = Math.max(upper, rest.lowerInner.at(u));
-    const parting = (upper + lower) / 2;
-    const halfGap = (lower - upper) / 2;
-    const up = full.openTop * k * OPENING_SCALE * profile(t);
-    const down = full.openBottom * k * OPENING_SCALE * profile(t);
+    const edge = Math.min(lower, Math.max(upper, teeth.bottom.at(u)));
+    const gap = lower - upper;
     const corner = lift * t * t;
-    const upperTo = parting - (halfGap + (up - halfGap) * a) + corner;
-    const lowerTo = parting + (halfGap + (down - halfGap) * a) + corner;
-    // The photo's teeth keep their height while there is room, and squash when there is not.
-    const teeth = Math.min(halfGap, Math.max(0, (lowerTo - upperTo) / 2));
-    return { u, upper, lower, parting, halfGap, upperTo, lowerTo, teeth, uTo: u * widen };
+    const want = (full.openTop + full.openBottom) * k * OPENING_SCALE * profile(t);
+    // An opening shape opens the dark below the teeth at least by half its own opening.
+    const wide = want >= gap ? Math.max(want, gap + MIN_DARK_SHARE * want) : want;
+    const target = gap + (wide - gap) * a;
+    let upperTo: number;
+    let lowerTo: number;
+    let edgeTo: number;
+    let dark = 0;
+    if (target >= gap) {
+      const extra = target - gap;
+      const rise = extra * topShare;
+      upperTo = upper - rise;
+      edgeTo = edge - rise;
+      lowerTo = lower + extra - rise;
+      dark = extra;
+    } else {
+      // Lips closing over what the photo shows between them: it is squashed between them.
+      const close = gap - target;
+      upperTo = upper + close * (1 - MAX_UPPER_SHARE);
+      lowerTo = lower - close * MAX_UPPER_SHARE;
+      edgeTo = upperTo + (gap > 0 ? ((edge - upper) * target) / gap : 0);
+    }
+    return {
+      u,
+      uTo: u * widen,
+      upper,
+      lower,
+      edge,
+      upperTo: upperTo + corner,
+      lowerTo: lowerTo + corner,
+      edgeTo: edgeTo + corner,
+      dark,
+      /** The photo's teeth as shown in this shape (px). */
+      teethShown: edgeTo - upperTo,
+    };
   };
 
+  const mid = inner(0);
+  const upperRise = mid.upper - mid.upperTo;
+  const lowerDrop = mid.lowerTo - mid.lower;
   const points: ControlPoint[] = [];
   for (let i = 0; i < CONTOUR_SAMPLES; i++) {
     const t = -1 + (2 * i) / (CONTOUR_SAMPLES - 1);
     const corner = lift * t * t;
-    const mid = inner(0);
-    // The lower lip and the chin follow how far the middle of the lower inner edge went down.
-    const lowerDrop = mid.lowerTo - mid.lower - lift * 0;
-    const upperRise = mid.upper - mid.upperTo;
     const u = t * hw;
     const upperOuter = rest.upperOuter.at(u);
     const lowerOuter = rest.lowerOuter.at(u);
@@ -133,7 +178,7 @@ export function mouthPose(
       from: { u, v: upperOuter },
       to: {
         u: u * widen,
-        v: upperOuter - (upperRise * UPPER_OUTER_SHARE + fullerTop) * bulge(t) + corner,
+        v: upperOuter - (upperRise + fullerTop) * bulge(t) + corner,
       },
     });
     if (i > 0 && i < CONTOUR_SAMPLES - 1) {
@@ -146,20 +191,18 @@ export function mouthPose(
     points.push({ from: { u: p.u, v: p.upper }, to: { u: p.uTo, v: p.upperTo } });
     if (i === 0 || i === CONTOUR_SAMPLES - 1) continue;
     points.push({ from: { u: p.u, v: p.lower }, to: { u: p.uTo, v: p.lowerTo } });
-    if (p.halfGap * 2 >= CLOSED_GAP) {
-      // The parting line inside the photo's gap, once for each side of it.
+    // The parting at the teeth's lower edge, once for each side of it.
+    if (p.edge - p.upper >= CLOSED_GAP) {
+      points.push({ from: { u: p.u, v: p.edge - 0.01 }, to: { u: p.uTo, v: p.edgeTo } });
+    }
+    if (p.lower - p.edge >= CLOSED_GAP) {
       points.push({
-        from: { u: p.u, v: p.parting - 0.01 },
-        to: { u: p.uTo, v: p.upperTo + p.teeth },
-      });
-      points.push({
-        from: { u: p.u, v: p.parting + 0.01 },
-        to: { u: p.uTo, v: p.lowerTo - p.teeth },
+        from: { u: p.u, v: p.edge + 0.01 },
+        to: { u: p.uTo, v: p.edgeTo + p.dark },
       });
     }
   }
-  const mid = inner(0);
-  const jawDrop = Math.max(0, mid.lowerTo - mid.lower) * CHIN_SHARE;
+  const jawDrop = Math.max(0, lowerDrop) * CHIN_SHARE;
   for (const j of rest.jaw) {
     points.push({
       from: { u: j.u, v: j.v },
@@ -167,19 +210,19 @@ export function mouthPose(
     });
   }
 
-  // The new gap: between the parted teeth (or lips), wherever it is open.
+  // The new gap: below the upper teeth (or lip), above what the jaw carries down.
   const upper: { u: number; v: number }[] = [];
   const lower: { u: number; v: number }[] = [];
+  const shown: { u: number; v: number }[] = [];
   let open = false;
   const n = 17;
   for (let i = 0; i < n; i++) {
     const t = -1 + (2 * i) / (n - 1);
     const p = inner(t);
-    const top = p.upperTo + p.teeth;
-    const bottom = p.lowerTo - p.teeth;
-    if (bottom - top > 0.05) open = true;
-    upper.push({ u: p.uTo, v: top });
-    lower.push({ u: p.uTo, v: Math.max(top, bottom) });
+    if (p.dark > 0.05) open = true;
+    upper.push({ u: p.uTo, v: p.edgeTo });
+    lower.push({ u: p.uTo, v: p.edgeTo + p.dark });
+    shown.push({ u: p.uTo, v: p.teethShown });
   }
   const uMin = rest.innerMin * widen;
   const uMax = rest.innerMax * widen;
@@ -189,6 +232,7 @@ export function mouthPose(
       ? {
           upper: new Curve(upper),
           lower: new Curve(lower),
+          photoTeeth: new Curve(shown),
           uMin,
           uMax,
           halfSpan: (uMax - uMin) / 2,
@@ -196,12 +240,31 @@ export function mouthPose(
       : null,
     jawDrop,
     scale: k,
-    photoTeeth: mid.halfGap,
     shape,
   };
 }
 
+/**
+ * How far the photo's mouth smiles: how much lower the middle of its lips is than its corners
+ * (px, 0 for a straight or down-turned mouth).
+ */
+export function photoSmile(rest: MouthShapeAtRest): number {
+  const middle = (rest.upperInner.at(0) + rest.lowerInner.at(0)) / 2;
+  const corners = (rest.upperOuter.at(-rest.halfWidth) + rest.upperOuter.at(rest.halfWidth)) / 2;
+  return Math.max(0, middle - corners);
+}
+
+/** The photo's smile as a share of a broad one (a tenth of the mouth's width). */
+function photoSmileShare(rest: MouthShapeAtRest): number {
+  return Math.min(1, photoSmile(rest) / (0.1 * 2 * rest.halfWidth));
+}
+
+/** How much of the photo's smile a shape lets go: most for o and u, least for a smiling e or i. */
+function smileRelax(shapeSmile: number): number {
+  return 0.15 + 0.55 * Math.min(1, Math.max(0, (REST.smile + 1 - shapeSmile) / (REST.smile + 2)));
+}
+
 /** The largest chin drop any shape asks for (sizes the mouth sprite's rectangle). */
-export function maxJawDrop(rest: MouthShapeAtRest, widestOpenBottom: number): number {
-  return widestOpenBottom * (rest.halfWidth / CATALOGUE_HALF_WIDTH) * OPENING_SCALE * CHIN_SHARE;
+export function maxJawDrop(rest: MouthShapeAtRest, widestOpening: number): number {
+  return widestOpening * (rest.halfWidth / CATALOGUE_HALF_WIDTH) * OPENING_SCALE * CHIN_SHARE;
 }

@@ -2,6 +2,7 @@ import type { Rect } from '../render/index.js';
 import type { Colour, FaceColours } from './faceColours.js';
 import { NOSTRILS, at } from './landmarks.js';
 import type { MouthPoseGeometry } from './mouthMotion.js';
+import type { PhotoTeeth } from './photoTeeth.js';
 import { evenRectAround, type PhotoFace } from './photoFace.js';
 import {
   clamp,
@@ -51,6 +52,7 @@ export function renderMouthSprite(
   rect: Rect,
   pose: MouthPoseGeometry,
   colours: FaceColours,
+  teeth: PhotoTeeth,
 ): Float32Array {
   const { mouth } = face;
   const { x: rx, y: ry, width: w, height: h } = rect;
@@ -92,7 +94,7 @@ export function renderMouthSprite(
     }
   }
   const opening = pose.opening;
-  const look = interiorLook(colours, pose);
+  const look = interiorLook(colours, teeth, pose);
   const colour = new Float32Array(3);
   // Only pixels near the opening can show the inside of the mouth.
   const box = opening ? openingBox(mouth.frame, opening, look) : null;
@@ -181,24 +183,35 @@ interface InteriorLook {
   teethOnLip: number;
 }
 
-function interiorLook(c: FaceColours, pose: MouthPoseGeometry): InteriorLook {
-  const { shape, scale, photoTeeth } = pose;
+/** Lower teeth show a little in every opening shape (catalogue px at full openness). */
+const MIN_LOWER_TEETH = 2;
+
+function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry): InteriorLook {
+  const { shape, scale } = pose;
   const mean = (c.lightLeft + c.lightRight) / 2 || 1;
   const lip = c.lips;
   const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
-  // Teeth: the eyes' whites, a little warmer and in the mouth's shade.
-  const teeth: Colour = [c.sclera[0] * 0.95, c.sclera[1] * 0.92, c.sclera[2] * 0.84];
   const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
+  // The dark of the mouth as the photo shows it, or the lips' colour deep in shade; never
+  // lighter than a third of the lips.
+  const lipDark: Colour = [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4];
+  const cavity: Colour = photo.dark
+    ? [
+        Math.min(photo.dark[0], lip[0] * 0.35),
+        Math.min(photo.dark[1], lip[1] * 0.3),
+        Math.min(photo.dark[2], lip[2] * 0.3),
+      ]
+    : lipDark;
+  const open = shape.openTop + shape.openBottom > 0 ? 1 : 0;
   return {
-    cavity: [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4],
+    cavity,
     lipEdge: scaled(lip, 0.3),
-    teeth,
+    teeth: photo.colour,
     tongueColour: tongue,
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
-    // The photo's own teeth (a smile) count towards what shows.
-    upperTeeth: Math.max(0, shape.upperTeeth * scale * 0.85 - photoTeeth),
-    lowerTeeth: Math.max(0, shape.lowerTeeth * scale * 0.85 - photoTeeth),
+    upperTeeth: shape.upperTeeth * scale * 0.85,
+    lowerTeeth: Math.max(shape.lowerTeeth, MIN_LOWER_TEETH * open) * scale * 0.85,
     tongue: shape.tongue,
     tongueTip: shape.tongueTip,
     teethOnLip: shape.teethOnLip,
@@ -214,9 +227,18 @@ function teethOnLipCover(
 ): number {
   if (look.teethOnLip <= 0) return 0;
   const t = across(f.u, opening);
-  const height = look.upperTeeth * teethProfile(t);
+  const height = synthesizedUpperTeeth(f.u, opening, look) * teethProfile(t);
   if (height <= 0) return 0;
   return look.teethOnLip * clamp(f.v - top + 0.5, 0, 1) * clamp(top + height - f.v + 0.5, 0, 1);
+}
+
+/** Upper teeth drawn below the photo's own: as many as the shape shows beyond those. */
+function synthesizedUpperTeeth(
+  u: number,
+  opening: NonNullable<MouthPoseGeometry['opening']>,
+  look: InteriorLook,
+): number {
+  return Math.max(0, look.upperTeeth - opening.photoTeeth.at(u));
 }
 
 /** -1..1 from one inner corner to the other. */
@@ -272,7 +294,7 @@ function interiorColour(
     paint(look.tongueColour, clamp((1 - d) * rv + 0.5, 0, 1), 1.1);
   }
   // Upper teeth, just below the upper lip, with faint gaps between the front teeth.
-  const upper = look.upperTeeth * teethProfile(t);
+  const upper = synthesizedUpperTeeth(u, opening, look) * teethProfile(t);
   if (upper > 0) {
     const gap = [0, -0.26, 0.26, -0.5, 0.5].some((g) => Math.abs(t - g) * opening.halfSpan < 0.45);
     const underLip = v - top < 1 ? 0.8 : 1;

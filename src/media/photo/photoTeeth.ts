@@ -1,0 +1,164 @@
+import { Curve } from './curve.js';
+import { luma, type Colour, type FaceColours } from './faceColours.js';
+import type { MouthShapeAtRest } from './photoFace.js';
+import type { FloatPicture } from './warp.js';
+
+/**
+ * What the photo shows between its lips: the upper teeth of a smile (a bright band hanging from
+ * the upper lip's inner edge), and the dark of the mouth where it shows (the corners of a broad
+ * smile, an open mouth). The mouth opens below the upper teeth: they belong to the skull and stay
+ * with the upper lip, and the synthesized inside is shaded in the photo's own teeth and dark.
+ */
+export interface PhotoTeeth {
+  /** The lower edge of the photo's upper teeth, v(u); the upper lip's inner edge where none show. */
+  readonly bottom: Curve;
+  /** Whether the photo shows teeth at all. */
+  readonly shown: boolean;
+  /** Their colour (the middle of their brightness), or the eyes' whites dimmed when none show. */
+  readonly colour: Colour;
+  /** The darkest of the inside of the mouth when the photo shows some, else undefined. */
+  readonly dark: Colour | undefined;
+}
+
+/** Teeth must be found in this many columns (px) to count. */
+const MIN_TEETH_COLUMNS = 5;
+/** A band brighter than the lips by this share of the eyes' whites over the lips is teeth. */
+const TEETH_CONTRAST = 0.4;
+/** Upper teeth start in this share of the gap below the upper lip (further down: lower teeth). */
+const UPPER_TEETH_START = 0.6;
+/** Teeth must stand out from the lips by at least this much luma to count at all. */
+const MIN_TEETH_CONTRAST = 18;
+
+/** `offset`: where frame pixel (0, 0) is in the canvas. */
+export function measurePhotoTeeth(
+  canvas: FloatPicture,
+  offset: number,
+  mouth: MouthShapeAtRest,
+  colours: FaceColours,
+): PhotoTeeth {
+  const pixel = (u: number, v: number): Colour => {
+    const q = mouth.frame.toImage(u, v);
+    const i = Math.min(canvas.width - 1, Math.max(0, Math.round(q.x + offset - 0.5)));
+    const j = Math.min(canvas.height - 1, Math.max(0, Math.round(q.y + offset - 0.5)));
+    const k = (j * canvas.width + i) * 3;
+    return [canvas.data[k] as number, canvas.data[k + 1] as number, canvas.data[k + 2] as number];
+  };
+  const lipLuma = luma(...colours.lips);
+  // Every pixel strictly between the inner lip contours: their brightness decides what is teeth.
+  const inside: Colour[] = [];
+  const { innerMin, innerMax } = mouth;
+  for (let u = innerMin + 1; u < innerMax - 1; u += 1) {
+    const top = mouth.upperInner.at(u);
+    const bottom = mouth.lowerInner.at(u);
+    for (let v = top + 0.5; v < bottom - 0.5; v += 1) inside.push(pixel(u, v));
+  }
+  const lumas = inside.map((c) => luma(...c)).sort((a, b) => a - b);
+  const bright = lumas.length ? (lumas[Math.floor(lumas.length * 0.9)] as number) : 0;
+  const shown = lumas.length >= 12 && bright - lipLuma >= MIN_TEETH_CONTRAST;
+  const threshold = lipLuma + TEETH_CONTRAST * (bright - lipLuma);
+
+  // Per column, the lower end of the first bright run in the upper part of the gap (the upper
+  // lip's inner edge may lie a few px above the teeth; a one-pixel dip is a tooth's edge).
+  const found: { u: number; v: number }[] = [];
+  const columnLuma = (u: number, v: number) =>
+    (luma(...pixel(u - 0.7, v)) + luma(...pixel(u, v)) + luma(...pixel(u + 0.7, v))) / 3;
+  for (let u = innerMin + 1.5; shown && u < innerMax - 1.5; u += 1) {
+    const top = mouth.upperInner.at(u);
+    const bottom = Math.max(top, mouth.lowerInner.at(u));
+    if (bottom - top < 2) continue;
+    let brightest = 0;
+    for (let v = top + 0.5; v < bottom; v += 0.5) brightest = Math.max(brightest, columnLuma(u, v));
+    if (brightest - lipLuma < MIN_TEETH_CONTRAST) continue;
+    const threshold = lipLuma + TEETH_CONTRAST * (brightest - lipLuma);
+    let edge: number | undefined;
+    let misses = 0;
+    for (let v = top + 0.5; v < bottom; v += 0.5) {
+      if (columnLuma(u, v) >= threshold) {
+        if (edge === undefined && v - top > UPPER_TEETH_START * (bottom - top)) break;
+        edge = v + 0.25;
+        misses = 0;
+      } else if (edge !== undefined && ++misses > 2) break;
+    }
+    if (edge !== undefined) found.push({ u, v: Math.min(bottom, edge) });
+  }
+  // A smooth edge through them (a parabola, least squares), kept between the lips.
+  const fit = found.length >= MIN_TEETH_COLUMNS ? parabola(found) : undefined;
+  const points: { u: number; v: number }[] = [];
+  const knots = 16;
+  for (let i = 0; i <= knots; i++) {
+    const u = innerMin + (i / knots) * (innerMax - innerMin);
+    const top = mouth.upperInner.at(u);
+    const bottom = Math.max(top, mouth.lowerInner.at(u));
+    points.push({ u, v: fit ? Math.min(bottom, Math.max(top, fit(u))) : top });
+  }
+
+  const teethPixels = inside.filter((c) => luma(...c) >= threshold);
+  const darkPixels = inside
+    .filter((c) => luma(...c) < lipLuma * 0.55)
+    .sort((a, b) => luma(...a) - luma(...b));
+  return {
+    bottom: new Curve(points),
+    shown: fit !== undefined,
+    colour:
+      fit && teethPixels.length
+        ? middleColour(teethPixels)
+        : [colours.sclera[0] * 0.92, colours.sclera[1] * 0.88, colours.sclera[2] * 0.8],
+    dark:
+      darkPixels.length >= 6
+        ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
+        : undefined,
+  };
+}
+
+/** The mean colour of the middle half by brightness. */
+function middleColour(colours: Colour[]): Colour {
+  const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));
+  const from = Math.floor(sorted.length / 4);
+  const to = Math.max(from + 1, Math.ceil((sorted.length * 3) / 4));
+  const sum = [0, 0, 0];
+  for (let i = from; i < to; i++) {
+    const c = sorted[i] as Colour;
+    sum[0]! += c[0];
+    sum[1]! += c[1];
+    sum[2]! += c[2];
+  }
+  const n = to - from;
+  return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
+}
+
+/** The least-squares parabola v(u) through points. */
+function parabola(points: readonly { u: number; v: number }[]): (u: number) => number {
+  // Normal equations of v = a + b u + c u^2, u centred and scaled for conditioning.
+  const mu = points.reduce((n, p) => n + p.u, 0) / points.length;
+  const su = Math.max(1, Math.max(...points.map((p) => Math.abs(p.u - mu))));
+  const m = [
+    [0, 0, 0, 0],
+    [0, 0, 0, 0],
+    [0, 0, 0, 0],
+  ];
+  for (const p of points) {
+    const x = (p.u - mu) / su;
+    const row = [1, x, x * x];
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) m[i]![j]! += row[i]! * row[j]!;
+      m[i]![3]! += row[i]! * p.v;
+    }
+  }
+  // Gaussian elimination with partial pivoting, a tiny ridge against too few distinct columns.
+  for (let i = 0; i < 3; i++) m[i]![i]! += 1e-6;
+  for (let c = 0; c < 3; c++) {
+    let pivot = c;
+    for (let r = c + 1; r < 3; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
+    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
+    for (let r = 0; r < 3; r++) {
+      if (r === c) continue;
+      const f = m[r]![c]! / m[c]![c]!;
+      for (let k = c; k < 4; k++) m[r]![k]! -= f * m[c]![k]!;
+    }
+  }
+  const [a, b, c] = [0, 1, 2].map((i) => m[i]![3]! / m[i]![i]!) as [number, number, number];
+  return (u: number) => {
+    const x = (u - mu) / su;
+    return a + b * x + c * x * x;
+  };
+}
