@@ -28,7 +28,7 @@ import { photoWorkerPool, type PhotoWorkerPool } from './photoWorkerPool.js';
 /** The format of photo atlas files; a build in another format must be made again. */
 export const PHOTO_BUILD_FORMAT = 'visage-photo-1';
 /** Face detection sees the picture at most this large (the detector itself works at 512). */
-const DETECTION_SIDE = 2048;
+export const DETECTION_SIDE = 2048;
 
 export type PhotoBuildStage = 'decoding' | 'finding the face' | 'framing' | 'building' | 'encoding';
 
