@@ -80,7 +80,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         })),
         version: VERSION,
       },
-      { log, progress: report.progress },
+      { log, progress: report.progress, preloadSpeechModel: true },
     );
   } catch (err) {
     await livekit.then((p) => p.close()).catch(() => undefined);

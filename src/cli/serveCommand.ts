@@ -74,7 +74,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
       },
       version: VERSION,
     },
-    { log: createLogger() },
+    { log: createLogger(), preloadSpeechModel: true },
   );
   out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${process.env.LIVEKIT_URL})`);
   const signal = await untilSignal();

@@ -19,6 +19,7 @@ import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
 import { mediaCoreFor } from './mediaCoreFor.js';
 import { SessionManager } from './sessionManager.js';
+import { preloadSpeechModel } from './speechModelPreload.js';
 import { StockPreviews } from './stockPreviews.js';
 import { Store } from './store/store.js';
 import { UrlFetcher } from './urlFetcher.js';
@@ -51,6 +52,11 @@ export interface StartOptions {
   progress?: StartupProgress;
   /** TTS engines (new voices use the default); default: from the environment. */
   tts?: TtsEngines;
+  /**
+   * Load the voice-activity model during start-up (a reported step, `vad`), so that the first
+   * voice made does not wait seconds for it; default false (tests make few voices).
+   */
+  preloadSpeechModel?: boolean;
 }
 
 /** Where a node keeps what it can rebuild (avatar atlases): safe to delete. */
@@ -89,6 +95,10 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         assets,
       }),
   );
+  // On its own thread, beside the other steps; it never fails the start (see speechModelPreload).
+  const speechModel = options.preloadSpeechModel
+    ? preloadSpeechModel(log, options.progress)
+    : Promise.resolve();
   try {
     const storeOpening = openDatabase(config, log, options.progress);
     // Whichever fails, the others are awaited and released below.
@@ -105,6 +115,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     ]);
     store = opened;
     files = fileStorageFor(store, config.dataDir);
+    await speechModel;
     await store.seedStockAvatars(
       AVATAR_CATALOGUE.map((a) => ({
         id: a.avatarId,
