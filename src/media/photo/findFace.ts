@@ -27,8 +27,13 @@ export interface FaceLimits {
   maxPitchDeg: number;
   /** Head tilted in the picture's plane, degrees; the crop turns it upright (default 60). */
   maxRollDeg: number;
-  /** The second detector's score a face needs (default 0.2). */
+  /** The second detector's score a face needs (default 0.2)... */
   minConfirmation: number;
+  /**
+   * ...and a face the first detector is unsure of (score under 0.5, as for a close-up with
+   * glasses, and for a face on its side, whose landmarks are guesses) needs this (default 0.7).
+   */
+  minConfirmationOfWeak: number;
   /** How far the landmarks may be from a human face's shape (HeadPose.misfit, default 0.09). */
   maxMisfit: number;
 }
@@ -39,11 +44,14 @@ export const DEFAULT_FACE_LIMITS: FaceLimits = {
   maxPitchDeg: 20,
   maxRollDeg: 60,
   minConfirmation: 0.2,
+  minConfirmationOfWeak: 0.7,
   maxMisfit: 0.09,
 };
 
 /** SSD score a box needs to be looked at (the second detector and the fit decide). */
 const MIN_SCORE = 0.2;
+/** The SSD score above which the first detector is taken to be sure. */
+const SURE_SCORE = 0.5;
 /** An unconfirmed box this sure, turned beyond the limit, is taken for a profile. */
 const PROFILE_SCORE = 0.3;
 /** The tiny detector looks at a square this many times the box's side around it... */
@@ -109,7 +117,7 @@ export function chooseFace(
   scale: number,
   limits: FaceLimits = DEFAULT_FACE_LIMITS,
 ): FoundFace {
-  const human = faces.filter((f) => f.confirmation >= limits.minConfirmation);
+  const human = faces.filter((f) => isHumanFace(f, limits));
   const face = human[0];
   if (!face) {
     // A profile: the second detector (trained on frontal faces) does not see it, the fit does.
@@ -118,7 +126,7 @@ export function chooseFace(
     throw new PhotoError(
       'no_face_found',
       faces.length
-        ? "No person's face was found in the image (something face-like, such as an animal, a drawing or a mask, is not animated): use a photo of a person with one clearly visible face."
+        ? "No person's face was found in the image (something face-like, such as an animal, a drawing or a mask, is not animated; and a picture lying on its side must be turned upright first): use a photo of a person with one clearly visible face."
         : 'No face was found in the image: use a photo with one clearly visible face.',
     );
   }
@@ -150,6 +158,12 @@ export function chooseFace(
     );
   }
   return face;
+}
+
+/** Both detectors see a face there (a weak first detection needs a sure second one). */
+export function isHumanFace(face: FoundFace, limits: FaceLimits = DEFAULT_FACE_LIMITS): boolean {
+  const needs = face.score >= SURE_SCORE ? limits.minConfirmation : limits.minConfirmationOfWeak;
+  return face.confirmation >= needs;
 }
 
 function turnedAway(face: FoundFace, limits: FaceLimits): PhotoError {

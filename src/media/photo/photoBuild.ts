@@ -5,7 +5,7 @@ import {
   type SharedAvatarAtlas,
 } from '../render/index.js';
 import { CANVAS_MARGIN, CANVAS_SIZE } from './buildPhotoAtlas.js';
-import { chooseFace, DEFAULT_FACE_LIMITS, type FaceLimits } from './findFace.js';
+import { chooseFace, DEFAULT_FACE_LIMITS, isHumanFace, type FaceLimits } from './findFace.js';
 import type { HeadPose } from './headPose.js';
 import { chooseFraming, toFrame, type Framing } from './framing.js';
 import {
@@ -16,7 +16,9 @@ import {
   probePhoto,
   type PhotoFormat,
   type PhotoLimits,
+  type Region,
 } from './photoImage.js';
+import { turnUpright } from './uprightFace.js';
 import { photoWorkerPool, type PhotoWorkerPool } from './photoWorkerPool.js';
 
 /**
@@ -53,6 +55,12 @@ export interface PhotoBuildOutput {
   /** How many faces both detectors found (the largest was used). */
   faces: number;
   pose: HeadPose;
+  /**
+   * Where the head was tilted beyond UPRIGHT_BEYOND_DEG: how far the part of the picture around
+   * it was turned (clockwise) before the frame was cut, and which square of the picture it was;
+   * `framing` is then in the turned part's pixels.
+   */
+  upright: { degrees: number; region: Region } | undefined;
   framing: Framing;
   /** Milliseconds per stage, and the atlas build's own parts. */
   timings: Record<string, number>;
@@ -84,17 +92,24 @@ export async function buildPhotoAvatar(
   const toSource = source.width / picture.width;
   const faceLimits = options.faceLimits ?? DEFAULT_FACE_LIMITS;
   const face = chooseFace(faces, toSource, faceLimits);
-  const landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
+  let landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
   done('detect');
 
   stage('framing');
+  // A tilted head is turned upright; the frame is then cut from the turned part.
+  const upright = await turnUpright(source, landmarks, face.pose.rollDeg, pool, {
+    detectionSide: DETECTION_SIDE,
+    limits: faceLimits,
+  });
+  const cropSource = upright?.source ?? source;
+  if (upright) landmarks = upright.landmarks;
   // The frame's corner on a whole pixel of the scaled picture: the crop is exact.
-  const chosen = chooseFraming(landmarks, source.width, source.height);
+  const chosen = chooseFraming(landmarks, cropSource.width, cropSource.height);
   const scale = 512 / chosen.size;
   const left = Math.round(chosen.x * scale);
   const top = Math.round(chosen.y * scale);
   const framing: Framing = { x: left / scale, y: top / scale, size: chosen.size };
-  const canvas = await decodeSquare(source, scale, {
+  const canvas = await decodeSquare(cropSource, scale, {
     left: left - CANVAS_MARGIN,
     top: top - CANVAS_MARGIN,
     size: CANVAS_SIZE,
@@ -111,6 +126,7 @@ export async function buildPhotoAvatar(
     format: PHOTO_BUILD_FORMAT,
     framing,
     source: { format: source.format, width: source.width, height: source.height },
+    ...(upright && { upright: { degrees: upright.degrees, region: upright.region } }),
     landmarks: frameLandmarks.map((p) => [round(p.x), round(p.y)]),
   });
   const preview = await encodePng({ width: 512, height: 512, data: built.neutral });
@@ -122,9 +138,10 @@ export async function buildPhotoAvatar(
     height: source.height,
     build,
     preview,
-    faces: faces.filter((f) => f.confirmation >= faceLimits.minConfirmation).length,
+    faces: faces.filter((f) => isHumanFace(f, faceLimits)).length,
     pose: face.pose,
     framing,
+    upright: upright && { degrees: upright.degrees, region: upright.region },
     timings,
   };
 }

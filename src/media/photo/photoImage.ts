@@ -129,6 +129,94 @@ export async function decodeSquare(
   return { width: size, height: size, data: out };
 }
 
+/** A square of a picture, px. */
+export interface Region {
+  left: number;
+  top: number;
+  size: number;
+}
+
+/** A part of a picture turned in its plane (see turnRegion), and where its points went. */
+export interface TurnedRegion {
+  /** The turned part as a picture of its own (a lossless PNG; `format` is the original's). */
+  source: PhotoSource;
+  /** A point of the original picture in the turned one. */
+  map: (p: { x: number; y: number }) => { x: number; y: number };
+}
+
+/**
+ * The square `region` of the picture (what lies inside the picture of it), turned clockwise by
+ * `degrees` about its centre, as a new picture: the corners that the turn brings in are the
+ * region's mean colour. Used to turn a tilted head upright before the frame is cut.
+ */
+export async function turnRegion(
+  source: PhotoSource,
+  region: Region,
+  degrees: number,
+): Promise<TurnedRegion> {
+  const left = Math.round(region.left);
+  const top = Math.round(region.top);
+  const size = Math.round(region.size);
+  const x0 = Math.max(0, left);
+  const y0 = Math.max(0, top);
+  const x1 = Math.min(source.width, left + size);
+  const y1 = Math.min(source.height, top + size);
+  if (x1 - x0 < 2 || y1 - y0 < 2) throw new RangeError('the region lies outside the picture');
+  const inside = await toRgb(
+    open(source).extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
+  );
+  // What the region has outside the picture is the picture mirrored at its edge (no flat
+  // corners in the frame), then the whole square is turned.
+  const part = await extendMirrored(inside, {
+    left: x0 - left,
+    top: y0 - top,
+    right: left + size - x1,
+    bottom: top + size - y1,
+  });
+  const raw = { raw: { width: part.width, height: part.height, channels: 3 as const } };
+  const { channels } = await sharp(part.data, raw).stats();
+  const background = {
+    r: Math.round(channels[0]?.mean ?? 128),
+    g: Math.round(channels[1]?.mean ?? 128),
+    b: Math.round(channels[2]?.mean ?? 128),
+  };
+  const { data, info } = await sharp(part.data, raw)
+    .rotate(degrees, { background })
+    .png({ compressionLevel: 1 })
+    .toBuffer({ resolveWithObject: true });
+  const cx = left + part.width / 2;
+  const cy = top + part.height / 2;
+  const cos = Math.cos((degrees * Math.PI) / 180);
+  const sin = Math.sin((degrees * Math.PI) / 180);
+  return {
+    source: {
+      bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      format: source.format,
+      width: info.width,
+      height: info.height,
+    },
+    map: ({ x, y }) => {
+      const dx = x - cx;
+      const dy = y - cy;
+      return { x: info.width / 2 + dx * cos - dy * sin, y: info.height / 2 + dx * sin + dy * cos };
+    },
+  };
+}
+
+/** The picture grown by mirroring its edges (repeating them where a mirror is too short). */
+async function extendMirrored(
+  picture: RgbPicture,
+  by: { left: number; top: number; right: number; bottom: number },
+): Promise<RgbPicture> {
+  if (by.left + by.top + by.right + by.bottom === 0) return picture;
+  const raw = { raw: { width: picture.width, height: picture.height, channels: 3 as const } };
+  const mirrorFits =
+    Math.max(by.left, by.right) < picture.width && Math.max(by.top, by.bottom) < picture.height;
+  return toRgb(
+    sharp(picture.data, raw).extend({ ...by, extendWith: mirrorFits ? 'mirror' : 'copy' }),
+  );
+}
+
 /** An RGB picture as a PNG (previews). */
 export async function encodePng(picture: RgbPicture): Promise<Buffer> {
   return sharp(picture.data, {
