@@ -1,5 +1,5 @@
 import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
-import { CHAT_TOPIC, parseChatMessage } from '../api/chat.js';
+import { CHAT_TOPIC, parseChatMessage } from '../api/index.js';
 
 /** Topic on which the avatar reports what it is saying (the wire contract's `CHAT_TOPIC`). */
 export const AVATAR_CHAT_TOPIC = CHAT_TOPIC;

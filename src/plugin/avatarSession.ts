@@ -3,7 +3,7 @@ import { getJobContext, voice } from '@livekit/agents';
 import { type Room, TrackKind } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { CreateSessionRequest, ParticipantToken, Session } from '../api/index.js';
-import { VisageClient } from '../client/visageClient.js';
+import { VisageClient } from '../client/index.js';
 import { subscribeAvatarChat } from './avatarChat.js';
 import { mintAvatarJoinToken } from './avatarJoinToken.js';
 import { VisageException } from './errors.js';

@@ -1,4 +1,4 @@
-import { VisageError, type VisageRateLimitError } from '../client/errors.js';
+import { VisageError, type VisageRateLimitError } from '../client/index.js';
 
 /**
  * Misuse or a state the plugin cannot work in: a missing API key, a room that is not connected

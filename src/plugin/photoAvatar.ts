@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Avatar } from '../api/index.js';
-import type { VisageClient } from '../client/visageClient.js';
+import type { VisageClient } from '../client/index.js';
 import { VisageException } from './errors.js';
 import { pluginLog } from './log.js';
 

@@ -1,6 +1,5 @@
 import type { InterruptResult, UtteranceAccepted } from '../api/index.js';
-import { VisageConflictError } from '../client/errors.js';
-import type { VisageClient } from '../client/visageClient.js';
+import { type VisageClient, VisageConflictError } from '../client/index.js';
 import { pluginLog } from './log.js';
 
 type Kind = 'speak' | 'interrupt' | 'waiting';

@@ -5,8 +5,9 @@ import {
   VisageConnectionError,
   VisageRateLimitError,
   type Concurrency,
-} from '../client/errors.js';
-import type { VisageClient, WithConcurrency } from '../client/visageClient.js';
+  type VisageClient,
+  type WithConcurrency,
+} from '../client/index.js';
 import { VisageCapacityError } from './errors.js';
 import { pluginLog } from './log.js';
 

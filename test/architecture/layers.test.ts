@@ -3,6 +3,7 @@
 // static, dynamic, `export … from`, `import type` alike) and names each one that points up, so the
 // layering the README describes is a fact, not a hope.
 import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -50,13 +51,30 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+function importedNames(file: string): string[] {
+  return ts
+    .preProcessFile(readFileSync(file, 'utf8'), true, true)
+    .importedFiles.map((f) => f.fileName);
+}
+
 /** Every relative import of `file`, resolved to the source file it names. */
 function relativeImports(file: string): string[] {
-  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return importedFiles
-    .map((f) => f.fileName)
+  return importedNames(file)
     .filter((name) => name.startsWith('.'))
     .map((name) => resolve(dirname(file), name).replace(/\.js$/, '.ts'));
+}
+
+/** The npm packages `file` imports (`zod/v4` is `zod`), Node's built-ins left out. */
+function packageImports(file: string): string[] {
+  return importedNames(file)
+    .filter((name) => !name.startsWith('.') && !name.startsWith('node:'))
+    .filter((name) => !builtinModules.includes(name))
+    .map((name) =>
+      name
+        .split('/')
+        .slice(0, name.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
 }
 
 /** Why the import of `target` by `file` breaks the layering, or undefined when it does not. */
@@ -102,5 +120,76 @@ describe('the layering of src/', () => {
     expect(breaks(at('media/tts/espeakEngine.ts'), at('media/voice/measureVoice.ts'))).toBe(
       undefined,
     );
+  });
+});
+
+/**
+ * src/api + src/client and src/plugin are also published on their own, under a permissive
+ * licence and without the service's dependencies: packages/client and packages/livekit-plugin
+ * bundle them. So they may import only what those packages hold and declare.
+ */
+describe('the sources of the published packages', () => {
+  const at = (path: string) => join(SRC, path);
+  const relativeTo = (paths: string[]) => paths.map((p) => relative(SRC, p));
+  const declared = (pkg: string): string[] => {
+    const json = JSON.parse(readFileSync(`packages/${pkg}/package.json`, 'utf8')) as {
+      dependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+    };
+    return [...Object.keys(json.dependencies ?? {}), ...Object.keys(json.peerDependencies ?? {})];
+  };
+  const clientFiles = [...sourceFiles(at('api')), ...sourceFiles(at('client'))];
+  const pluginFiles = sourceFiles(at('plugin'));
+  // The plugin's build answers these from the client package, so they must be its entries.
+  const CLIENT_ENTRIES = [at('client/index.ts'), at('api/index.ts')];
+  // Process-wide leaves the plugin's build bundles (version.ts becomes the plugin's version).
+  const PLUGIN_LEAVES = [at('version.ts'), at('rtcNodeLog.ts')];
+
+  it('src/api and src/client import nothing but each other', () => {
+    const outside = clientFiles.flatMap((file) =>
+      relativeImports(file)
+        .filter((t) => !t.startsWith(at('api/')) && !t.startsWith(at('client/')))
+        .map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('src/plugin imports only itself, the entries of src/client and src/api, and two leaves', () => {
+    const outside = pluginFiles.flatMap((file) =>
+      relativeImports(file)
+        .filter((t) => !t.startsWith(at('plugin/')))
+        .filter((t) => !CLIENT_ENTRIES.includes(t) && !PLUGIN_LEAVES.includes(t))
+        .map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it('the bundled leaves import nothing from src/', () => {
+    expect(relativeTo(PLUGIN_LEAVES.flatMap(relativeImports))).toEqual(['../package.json']);
+  });
+
+  /** `file -> package` for each package import of `files` that `allowed` does not hold. */
+  const undeclaredImports = (files: string[], allowed: string[]): string[] =>
+    files.flatMap((file) =>
+      packageImports(file)
+        .filter((name) => !allowed.includes(name))
+        .map((name) => `${relative(SRC, file)} -> ${name}`),
+    );
+
+  it("src/api and src/client use only the client package's dependencies", () => {
+    expect(undeclaredImports(clientFiles, declared('client'))).toEqual([]);
+  });
+
+  it("src/plugin uses only the plugin package's dependencies and peers", () => {
+    const files = [...pluginFiles, ...PLUGIN_LEAVES];
+    expect(undeclaredImports(files, declared('livekit-plugin'))).toEqual([]);
+  });
+
+  it('names a package import that a package does not declare', () => {
+    // The check itself, on an import these folders must never have (the service's database).
+    expect(
+      undeclaredImports([at('server/store/database.ts')], declared('livekit-plugin')),
+    ).toContain('server/store/database.ts -> @electric-sql/pglite');
+    expect(packageImports(at('api/endpoints.ts'))).toEqual(['zod']);
   });
 });
