@@ -1,0 +1,105 @@
+// The mint-proxy page's photo picker as its README starts it: `npx visage dev` (the build), then
+// `npx tsx examples/mint-proxy/proxy.ts` with the printed key, then a browser (headless Chromium)
+// that picks a portrait and presses Start. The avatar's video plays and the session runs the photo.
+import { spawn } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import { afterEach, beforeAll, expect, inject, it } from 'vitest';
+import { ensureChromium } from '../devserver/browser/chromium.js';
+import { copyTemplate } from '../server/templateDatabase.js';
+import { describeWebRtc } from '../support/network.js';
+import { ASTRONAUT_PATH } from '../support/portraits.js';
+import { buildCli, startCli } from './cliProcess.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/** The proxy as a process, as its README runs it; answers the URL it printed. */
+async function startProxy(env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/mint-proxy/proxy.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(async () => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const url = /mint proxy on (http:\/\/\S+)/.exec(output)?.[1];
+    if (url) return url;
+    if (Date.now() > until || child.exitCode !== null) {
+      throw new Error(`the mint proxy did not start: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
+  beforeAll(() => buildCli(), 180_000);
+
+  it('picks a portrait, starts, and shows the photo avatar speaking in the browser', async () => {
+    const dir = copyTemplate(inject('dbTemplate'));
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
+      built: true,
+    });
+    cleanups.push(async () => dev.child.kill('SIGKILL'));
+    const out = await dev.waitFor(/Press Ctrl-C/, 180_000);
+    const apiUrl = /API:\s+(http:\/\/\S+)/.exec(out)![1]!;
+    const secret = /sk_[0-9A-Za-z]{40}/.exec(out)![0];
+    const proxyUrl = await startProxy({
+      VISAGE_API_KEY: secret,
+      VISAGE_API_URL: apiUrl,
+      HOST: address,
+      PORT: '0',
+    });
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--autoplay-policy=no-user-gesture-required',
+        `--unsafely-treat-insecure-origin-as-secure=${proxyUrl}`,
+      ],
+    });
+    cleanups.push(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(proxyUrl);
+    await page.setInputFiles('#photo', ASTRONAUT_PATH);
+    await page.click('#start');
+    await page
+      .waitForFunction(
+        () => {
+          const v = document.querySelector('video')!;
+          return v.readyState >= 2 && v.videoWidth === 512 && v.currentTime > 1;
+        },
+        undefined,
+        { timeout: 120_000 },
+      )
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}; the page said: ${await page.textContent('#status')}`);
+      });
+    // The session the page runs is a photo avatar's.
+    const auth = { authorization: `Bearer ${secret}` };
+    const live = (await (
+      await fetch(`${apiUrl}/v1/sessions?status=active`, { headers: auth })
+    ).json()) as { data: { avatar_id: string }[] };
+    expect(live.data).toHaveLength(1);
+    const avatar = (await (
+      await fetch(`${apiUrl}/v1/avatars/${live.data[0]!.avatar_id}`, { headers: auth })
+    ).json()) as { source: string };
+    expect(avatar.source).toBe('photo');
+    // It speaks what is typed: the transcript shows it.
+    await page.fill('#text', 'A photo that talks.');
+    await page.press('#text', 'Enter');
+    await page.waitForFunction(
+      () => document.querySelector('#transcript')!.textContent!.includes('A photo that talks.'),
+      undefined,
+      { timeout: 60_000 },
+    );
+    dev.child.kill('SIGTERM');
+    expect((await dev.done).code).toBe(0);
+  }, 400_000);
+});
