@@ -14,7 +14,7 @@ export interface MintProxyOptions {
   apiKey?: string;
   /** Default $VISAGE_API_URL, else http://127.0.0.1:8080. */
   apiUrl?: string;
-  /** The avatar sessions are created with (default: the first of the catalogue). */
+  /** The avatar sessions start with when the page picks none (default: the first stock avatar). */
   avatarId?: string;
   host?: string;
   port?: number;
@@ -25,17 +25,27 @@ const MAX_PHOTO_BYTES = 20 * 1024 * 1024;
 
 export async function startMintProxy(options: MintProxyOptions = {}) {
   const visage = new VisageClient({ apiKey: options.apiKey, baseUrl: options.apiUrl });
-  const avatarId =
-    options.avatarId ?? (await visage.avatars.list()).data[0]?.avatar_id ?? 'no avatar';
+  // A stock avatar, not the first of the list: photo avatars come first, newest first, and the
+  // newest one may be any picture anyone made with this key.
+  const avatarId = options.avatarId ?? (await defaultStockAvatar(visage));
   /** Sessions this proxy created, so they can be driven and ended (a real app keys them by user). */
   const sessions = new Set<string>();
   /** Photo avatars this proxy made, by the picture's SHA-256: the same photo is built once. */
   const photoAvatars = new Map<string, string>();
 
   const routes: Record<string, JsonRoute> = {
+    // The avatars the page may pick: the key's photo avatars and the stock ones.
+    'GET /api/avatars': async () => ({
+      default_avatar_id: avatarId,
+      avatars: (await listAvatars(visage)).map((a) => ({
+        avatar_id: a.avatar_id,
+        name: a.name,
+        source: a.source,
+      })),
+    }),
     'POST /api/session': async (body) => {
-      // The default avatar, or a photo avatar this proxy made (never an arbitrary id).
-      const chosen = body.avatar_id === undefined ? avatarId : ownAvatar(body.avatar_id);
+      // The default avatar, or one the page picked from the key's list (never an arbitrary id).
+      const chosen = body.avatar_id === undefined ? avatarId : await ownAvatar(body.avatar_id);
       const s = await visage.sessions.create({ avatar_id: chosen, mode: 'video' });
       sessions.add(s.session_id);
       // Only what the browser needs: never the key, nothing it could spend money with.
@@ -72,9 +82,14 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     return { avatar_id: avatar.avatar_id };
   }
 
-  function ownAvatar(id: unknown): string {
-    if (typeof id !== 'string' || ![...photoAvatars.values()].includes(id)) {
-      throw new HttpError(404, 'unknown avatar');
+  async function ownAvatar(id: unknown): Promise<string> {
+    if (typeof id === 'string' && [...photoAvatars.values()].includes(id)) return id;
+    const known = await listAvatars(visage);
+    if (typeof id !== 'string' || !known.some((a) => a.avatar_id === id)) {
+      throw new HttpError(
+        404,
+        "That avatar is not one of this key's avatars; pick one from the list.",
+      );
     }
     return id;
   }
@@ -91,7 +106,8 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
       // The picked photo, as the browser sent the file.
       'POST /api/avatar': { maxBytes: MAX_PHOTO_BYTES, handle: makePhotoAvatar },
     },
-    // The service's status and reason (e.g. no_face_found) are safe to show; the key never is.
+    // The service's status, message and code (e.g. no_face_found) are safe to show; the key
+    // never is. The page shows the message, which says what to do.
     errorStatus: (err) => (err instanceof VisageApiError ? err.status : 500),
     errorFields: (err) => (err instanceof VisageApiError ? { code: err.code } : {}),
     host: options.host,
@@ -106,6 +122,24 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
       await server.close();
     },
   };
+}
+
+/** Every avatar the key can use: its photo avatars (newest first), then the stock ones. */
+async function listAvatars(visage: VisageClient) {
+  const avatars = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await visage.avatars.list({ limit: 100, after });
+    avatars.push(...page.data);
+    if (!page.has_more || page.data.length === 0) return avatars;
+    after = page.data.at(-1)!.avatar_id;
+  }
+}
+
+async function defaultStockAvatar(visage: VisageClient): Promise<string> {
+  const stock = (await listAvatars(visage)).find((a) => a.source === 'stock');
+  if (!stock) throw new Error('The service lists no stock avatar; set VISAGE_AVATAR_ID.');
+  return stock.avatar_id;
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {

@@ -14,8 +14,7 @@ import type { PageServer } from '../../examples/shared/pageServer.js';
 import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
 import { describeWebRtc } from '../support/network.js';
 import { startAgentWorker, type AgentWorkerProcess } from './agentWorkerProcess.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { ensureChromium } from '../devserver/browser/chromium.js';
 
 interface PageLine {
   who: string;
@@ -55,7 +54,7 @@ describeWebRtc(
         port: 0,
       });
       browser = await chromium.launch({
-        executablePath: CHROMIUM,
+        executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
         args: [
           '--no-sandbox',
           '--disable-gpu',

@@ -13,8 +13,7 @@ import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
 import { photoWorkerPool } from '../../src/media/photo/index.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { ensureChromium } from '../devserver/browser/chromium.js';
 
 describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
   let stack: MediaStack;
@@ -32,7 +31,7 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
       port: 0,
     });
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
       args: [
         '--no-sandbox',
         '--disable-gpu',
@@ -115,11 +114,13 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     writeFileSync(notAPicture, 'these are notes, not a photo');
     await page.setInputFiles('#photo', notAPicture);
     await page.click('#start');
+    // The service's message, which says what is wrong, not its code.
     await page.waitForFunction(
-      () => document.querySelector('#status')!.textContent!.includes('unsupported_image'),
+      () => document.querySelector('#status')!.textContent!.includes('not a JPEG, PNG or WebP'),
       undefined,
       { timeout: 30_000 },
     );
+    expect(await page.textContent('#status')).not.toContain('unsupported_image');
     expect(await page.isDisabled('#start')).toBe(false);
     expect(proxy.photoAvatars.size).toBe(0);
 
@@ -163,5 +164,56 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     await page.screenshot({ path: shot });
     console.log(`mint-proxy photo screenshot: ${shot}`);
     await page.close();
+
+    // A proxy started now that the key has a photo avatar (the newest of its list) still starts
+    // with a stock avatar, and offers every avatar, the photo one included, to the page.
+    const later = await startMintProxy({
+      apiKey: visage.secret,
+      apiUrl: visage.url,
+      host: address,
+      port: 0,
+    });
+    try {
+      const res = await fetch(`${later.url}/api/avatars`);
+      const offered = (await res.json()) as {
+        default_avatar_id: string;
+        avatars: Array<{ avatar_id: string; source: string }>;
+      };
+      const byId = new Map(offered.avatars.map((a) => [a.avatar_id, a.source]));
+      expect(byId.get(offered.default_avatar_id)).toBe('stock');
+      expect(byId.get(photoId!)).toBe('photo');
+      expect(offered.avatars[0]?.source).toBe('photo');
+    } finally {
+      await later.close();
+    }
   }, 120_000);
+
+  it("lets the page pick any of the key's avatars", async () => {
+    const page = await browser.newPage();
+    await page.goto(proxy.url);
+    await page.waitForFunction(() => document.querySelectorAll('#choice option').length > 1);
+    const options = await page.$$eval('#choice option', (all) =>
+      all.map((o) => ({
+        value: (o as HTMLOptionElement).value,
+        selected: (o as HTMLOptionElement).selected,
+      })),
+    );
+    const picked = options.find((o) => !o.selected)!.value;
+    await page.selectOption('#choice', picked);
+    await page.click('#start');
+    await page.waitForFunction(() => (window as unknown as { visageRoom?: unknown }).visageRoom);
+    const roomName = await page.evaluate(
+      () => (window as unknown as { visageRoom: { name: string } }).visageRoom.name,
+    );
+    const res = await visage.call('GET', '/v1/sessions?limit=100');
+    const sessions = (
+      (await res.json()) as {
+        data: Array<{ avatar_id: string; room_name: string; status: string }>;
+      }
+    ).data;
+    expect(sessions.find((s) => s.room_name === roomName && s.status !== 'ended')?.avatar_id).toBe(
+      picked,
+    );
+    await page.close();
+  }, 60_000);
 });
