@@ -8,7 +8,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import type { PhotoErrorCode } from '../../src/media/photo/index.js';
-import { ASTRONAUT_PATH, astronaut, faceApiSample, noFace, tinyFace } from './portraits.js';
+import {
+  ASTRONAUT_PATH,
+  astronaut,
+  faceApiSample,
+  noFace,
+  tinyFace,
+  turnedHead,
+} from './portraits.js';
 
 const require = createRequire(import.meta.url);
 
@@ -172,7 +179,9 @@ const REFUSED: RefusalEntry[] = [
     code: 'face_too_small',
   },
   {
-    ...group('face-api sample2: woman in near profile', 2, 153, 0, 570),
+    name: 'face-api sample2: woman in near profile',
+    source: '@vladmandic/face-api demo/sample2.jpg, 570 px square at 153,0',
+    make: turnedHead,
     code: 'face_not_frontal',
   },
 ];

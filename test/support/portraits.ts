@@ -41,12 +41,12 @@ export async function tilted(degrees: number): Promise<Uint8Array> {
   );
 }
 
-/** A woman from face-api's sample1, her head turned to the side (alone in the crop). */
+/** A woman from face-api's sample2, her head turned to the side, near profile (alone in the crop). */
 export async function turnedHead(): Promise<Uint8Array> {
   return bytes(
-    await sharp(faceApiSample(1))
-      .extract({ left: 250, top: 200, width: 520, height: 560 })
-      .jpeg()
+    await sharp(faceApiSample(2))
+      .extract({ left: 153, top: 0, width: 570, height: 570 })
+      .jpeg({ quality: 92 })
       .toBuffer(),
   );
 }
