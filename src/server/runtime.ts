@@ -53,8 +53,9 @@ export interface StartOptions {
   /** TTS engines (new voices use the default); default: from the environment. */
   tts?: TtsEngines;
   /**
-   * Load the voice-activity model during start-up (a reported step, `vad`), so that the first
-   * voice made does not wait seconds for it; default false (tests make few voices).
+   * Prepare voice making during start-up (a reported step, `voices`: the voice-activity model and
+   * espeak-ng in this process), so that the first voice made does not wait seconds for them;
+   * default false (tests make few voices).
    */
   preloadSpeechModel?: boolean;
 }
@@ -97,7 +98,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   );
   // On its own thread, beside the other steps; it never fails the start (see speechModelPreload).
   const speechModel = options.preloadSpeechModel
-    ? preloadSpeechModel(log, options.progress)
+    ? preloadSpeechModel(log, options.progress, tts)
     : Promise.resolve();
   try {
     const storeOpening = openDatabase(config, log, options.progress);

@@ -1,27 +1,34 @@
 import type { Logger } from 'pino';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
+import type { TtsEngines } from '../media/tts/index.js';
 import { speechWorkerPool } from '../media/worker/index.js';
 
 /**
- * Loads the voice-activity model that `POST /v1/voices` runs on every reference clip, as a
- * reported start-up step (`vad`), so that the first voice made after a start answers in its usual
- * time instead of waiting seconds for onnxruntime's WebAssembly and the model to load. It runs on
- * the speech pool's own thread, beside the other steps. A failure is only logged: the first voice
- * then loads the model itself, as it would without this.
+ * Prepares what `POST /v1/voices` needs in this process, as a reported start-up step (`voices`):
+ * the voice-activity model every reference clip is checked with, and, when espeak-ng makes new
+ * voices, espeak-ng itself (its calibration synthesizes probes here, in the API process, while
+ * the media workers warm their own). Without it the first voice made after a start waited seconds
+ * for both (15 s against 2 s for the next one on a busy 2-core machine). Both load off the event
+ * loop, beside the other steps. A failure is only logged: the first voice then loads them itself.
  */
 export async function preloadSpeechModel(
   log: Logger,
   progress: StartupProgress | undefined,
+  tts: TtsEngines,
 ): Promise<void> {
   try {
     await reportStep(
       progress,
-      'vad',
-      'loading the voice-activity model',
-      () => speechWorkerPool().loadSpeechModel(),
-      () => 'voice-activity model loaded',
+      'voices',
+      'loading the voice-activity model and the speech engine',
+      () =>
+        Promise.all([
+          speechWorkerPool().loadSpeechModel(),
+          tts.defaultId === 'espeak' ? tts.default.prepare() : undefined,
+        ]),
+      () => 'ready to make voices',
     );
   } catch (err) {
-    log.warn({ err }, 'could not preload the voice-activity model; the first voice will load it');
+    log.warn({ err }, 'could not prepare voice making; the first voice will load what it needs');
   }
 }
