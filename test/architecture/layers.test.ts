@@ -18,7 +18,13 @@ const LAYERS: readonly (readonly string[])[] = [
   // The wire contract, and process-wide leaves.
   ['api', 'version.ts', 'rtcNodeLog.ts'],
   // The media core's seam and data, and audio decoding.
-  ['media/mediaCore.ts', 'media/avatarCatalogue.ts', 'media/startupProgress.ts', 'media/audio'],
+  [
+    'media/mediaCore.ts',
+    'media/avatarCatalogue.ts',
+    'media/startupProgress.ts',
+    'media/workerScript.ts',
+    'media/audio',
+  ],
   ['media/voice', 'media/speech', 'media/lipsync'],
   // Speech engines use the voice analysis, never the other way round.
   ['media/tts', 'media/render', 'media/worker'],

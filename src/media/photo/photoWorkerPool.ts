@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread, workerScript } from '../workerScript.js';
 import type { FoundFace } from './findFace.js';
 import type { Point } from './landmarks.js';
 import type {
@@ -106,16 +105,10 @@ export class PhotoWorkerPool {
   }
 
   private spawn(): Worker {
-    const script = workerScript();
-    const resourceLimits = { maxOldGenerationSizeMb: this.maxHeapMb };
-    const worker = script.fromSource
-      ? new Worker(
-          // From the TypeScript sources: register tsx in the thread, then load the worker.
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})` +
-            `.then(({ register }) => { register(); return import(${JSON.stringify(script.url.href)}); });`,
-          { eval: true, resourceLimits },
-        )
-      : new Worker(script.url, { resourceLimits });
+    const worker = startWorkerThread(
+      workerScript(import.meta.url, './photoWorker.ts', 'photoWorker'),
+      { maxOldGenerationSizeMb: this.maxHeapMb },
+    );
     worker.on('message', (reply: PhotoWorkerReply) => {
       const job = this.running;
       if (!job || job.id !== reply.id || this.worker !== worker) return;
@@ -160,21 +153,6 @@ interface Job {
   task: PhotoTask;
   resolve(result: PhotoTaskResult): void;
   reject(error: Error): void;
-}
-
-/**
- * Where the worker's code is: beside this module from the TypeScript sources (tests, tsx), or
- * the `media/photoWorker.js` entry of the bundle (one or two levels up from a shared chunk).
- */
-function workerScript(): { url: URL; fromSource: boolean } {
-  if (import.meta.url.endsWith('.ts')) {
-    return { url: new URL('./photoWorker.ts', import.meta.url), fromSource: true };
-  }
-  for (const relative of ['./media/photoWorker.js', '../media/photoWorker.js']) {
-    const url = new URL(relative, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return { url, fromSource: false };
-  }
-  throw new Error('the photo worker script is missing from the build (dist/media/photoWorker.js)');
 }
 
 let shared: PhotoWorkerPool | undefined;

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import {
   AudioTooLongError,
   UnreadableAudioError,
@@ -11,6 +9,7 @@ import {
   type DecodeAudioOptions,
 } from '../audio/index.js';
 import type { SpeechDetection } from '../speech/index.js';
+import { startWorkerThread, workerScript } from '../workerScript.js';
 import type { AudioTask, AudioTaskResult, AudioWorkerReply } from './audioWorkerProtocol.js';
 
 export interface AudioWorkerPoolOptions {
@@ -31,22 +30,6 @@ interface Job {
 interface Thread {
   worker: Worker;
   job?: Job & { id: number; timer: NodeJS.Timeout };
-}
-
-/**
- * Where the worker's code is: beside this module from the TypeScript sources (tests, tsx), or
- * the `media/audioWorker.js` entry of the bundle (tsup puts shared chunks at the root of dist/
- * and entries under their names, so it is one or two levels up from here).
- */
-function workerScript(): { url: URL; fromSource: boolean } {
-  if (import.meta.url.endsWith('.ts')) {
-    return { url: new URL('./audioWorker.ts', import.meta.url), fromSource: true };
-  }
-  for (const relative of ['./media/audioWorker.js', '../media/audioWorker.js']) {
-    const url = new URL(relative, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return { url, fromSource: false };
-  }
-  throw new Error('the audio worker script is missing from the build (dist/media/audioWorker.js)');
 }
 
 function errorFromWorker(error: { message: string; code?: string; limitMs?: number }): Error {
@@ -151,16 +134,10 @@ export class AudioWorkerPool {
   }
 
   private spawn(): Thread {
-    const script = workerScript();
-    const resourceLimits = { maxOldGenerationSizeMb: this.maxHeapMb };
-    const worker = script.fromSource
-      ? new Worker(
-          // From the TypeScript sources: register tsx in the thread, then load the worker.
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})` +
-            `.then(({ register }) => { register(); return import(${JSON.stringify(script.url.href)}); });`,
-          { eval: true, resourceLimits },
-        )
-      : new Worker(script.url, { resourceLimits });
+    const worker = startWorkerThread(
+      workerScript(import.meta.url, './audioWorker.ts', 'audioWorker'),
+      { maxOldGenerationSizeMb: this.maxHeapMb },
+    );
     const thread: Thread = { worker };
     worker.on('message', (reply: AudioWorkerReply) => {
       const job = thread.job;

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';
 import type { StartupProgress } from '../startupProgress.js';
+import { childExecArgv, workerScript } from '../workerScript.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
 import { logWorkerOutput } from './workerOutput.js';
 import {
@@ -13,23 +12,6 @@ import {
   type WorkerInit,
   type WorkerReady,
 } from './workerProtocol.js';
-
-/**
- * Where the worker's entry is: beside this module from the TypeScript sources (tests, tsx, run
- * with tsx's loader), or the `media/mediaWorker.js` entry of the bundle (tsup puts shared chunks
- * at the root of dist/ and entries under their names: one or two levels up from here).
- */
-function workerEntry(): { path: string; execArgv: string[] } {
-  if (import.meta.url.endsWith('.ts')) {
-    const path = fileURLToPath(new URL('./mediaWorkerMain.ts', import.meta.url));
-    return { path, execArgv: ['--import', 'tsx'] };
-  }
-  for (const relative of ['./media/mediaWorker.js', '../media/mediaWorker.js']) {
-    const path = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(path)) return { path, execArgv: [] };
-  }
-  throw new Error('the media worker is missing from the build (dist/media/mediaWorker.js)');
-}
 
 /**
  * The `--cpu-prof` flags of this process's command line, for a worker: a CPU profile asked of the
@@ -109,9 +91,9 @@ export class MediaWorkerProcess {
 
   /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
   static async start(o: MediaWorkerProcessOptions): Promise<MediaWorkerProcess> {
-    const entry = workerEntry();
+    const entry = workerScript(import.meta.url, './mediaWorkerMain.ts', 'mediaWorker');
     const profile = cpuProfileFlags(process.execArgv);
-    const child = spawn(process.execPath, [...profile, ...entry.execArgv, entry.path], {
+    const child = spawn(process.execPath, [...profile, ...childExecArgv(entry), entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
       // sessions before it stops the workers. The IPC channel tells the worker if we die.
       detached: true,
