@@ -13,6 +13,12 @@ export interface ConversationCue {
   readonly agentState: string | undefined;
   /** How many of the user's questions were heard so far: each new one lifts the brows. */
   readonly questions: number;
+  /**
+   * How many times the user's turn has ended (the agent went from `listening` to `thinking`):
+   * each one is a nod. Counted where the state changes arrive, so that a `thinking` shorter than
+   * a frame still nods.
+   */
+  readonly turnsEnded: number;
 }
 
 /** The end of the user's turn (listening -> thinking): the head dips and comes back. */
@@ -53,8 +59,9 @@ const RAISED: Record<Side, GazeName> = { left: 'left-raised', right: 'right-rais
  * slight tilt), a nod when the user's turn ends (listening -> thinking), brows up at the user's
  * question, a visibly thinking look while the agent thinks (eyes up-aside then aside, lids a
  * little lowered, slower blinks, the head leaning after the eyes). Works on top of `IdleMotion`:
- * breathing goes on underneath; speaking, parking and any other state pass idle life through
- * unchanged, and so does every frame without a cue (sessions without an agent).
+ * breathing goes on underneath; speaking (but for a nod that began as the turn ended), parking
+ * and any other state pass idle life through unchanged, and so does every frame without a cue
+ * (sessions without an agent).
  *
  * Everything is expressed in the atlas's pose vocabulary (breath lift, sway, lid, gaze with brows),
  * so it costs nothing per frame and drives catalogue figures and photo avatars alike. The nod's
@@ -64,8 +71,8 @@ export class ListeningMotion {
   private readonly random: () => number;
   private readonly state: IdleState = { breath: 0, sway: SWAY_CENTRE, lid: 0, gaze: 0 };
   private mode: Mode = 'off';
-  private lastAgentState: string | undefined;
   private questionsSeen: number | undefined;
+  private turnsSeen: number | undefined;
   private lastMs: number | undefined;
   private nodAtMs = -Infinity;
   private browUntilMs = -Infinity;
@@ -92,13 +99,15 @@ export class ListeningMotion {
     const dt = this.lastMs === undefined ? 0 : Math.max(0, Math.min(1000, timeMs - this.lastMs));
     this.lastMs = timeMs;
     const agentState = cue?.agentState;
-    if (this.lastAgentState === 'listening' && agentState === 'thinking') this.nodAtMs = timeMs;
-    this.lastAgentState = agentState;
     const questions = cue?.questions ?? 0;
     if (this.questionsSeen !== undefined && questions > this.questionsSeen) {
       this.browUntilMs = timeMs + QUESTION_BROW_MS;
     }
     this.questionsSeen = questions;
+    const turns = cue?.turnsEnded ?? 0;
+    if (this.turnsSeen !== undefined && turns > this.turnsSeen) this.nodAtMs = timeMs;
+    this.turnsSeen = turns;
+    const nodding = !parked && cue !== undefined && timeMs - this.nodAtMs < NOD_MS;
 
     const mode: Mode =
       parked || !cue
@@ -109,11 +118,19 @@ export class ListeningMotion {
     if (mode === 'off') {
       this.mode = mode;
       this.baseLid = 0;
-      return idle;
+      if (!nodding) return idle;
+      // The agent already speaks (its thinking was shorter than a frame): the nod goes on over
+      // the speaking face.
+      const p = (timeMs - this.nodAtMs) / NOD_MS;
+      const out = this.state;
+      out.breath = nodBreath(p, idle.breath);
+      out.lid = Math.max(idle.lid, NOD_LID * nodDepth(p));
+      out.sway = idle.sway;
+      out.gaze = idle.gaze;
+      return out;
     }
     if (mode !== this.mode) this.enter(mode, timeMs, idle);
 
-    const nodding = timeMs - this.nodAtMs < NOD_MS;
     const out = this.state;
     out.breath = nodding ? nodBreath((timeMs - this.nodAtMs) / NOD_MS, idle.breath) : idle.breath;
 

@@ -16,13 +16,17 @@ const TRANSCRIBED_TRACK = 'lk.transcribed_track_id';
  * segment ending in a question mark, while the agent is not speaking, that transcribes neither
  * the agent's nor the avatar's own audio).
  *
+ * The end of the user's turn is the agent going from `listening` to `thinking`, counted here as
+ * the change arrives (a `thinking` shorter than a frame is not missed).
+ *
  * `cue()` is read by every frame: one object, updated in place.
  */
 export class AgentStateWatcher {
-  private readonly current: { agentState: string | undefined; questions: number } = {
-    agentState: undefined,
-    questions: 0,
-  };
+  private readonly current: {
+    agentState: string | undefined;
+    questions: number;
+    turnsEnded: number;
+  } = { agentState: undefined, questions: 0, turnsEnded: 0 };
 
   constructor(
     private readonly agentIdentity: string,
@@ -76,9 +80,13 @@ export class AgentStateWatcher {
   }
 
   private set(state: string | undefined): void {
-    if (state === this.current.agentState) return;
-    this.log.debug({ from: this.current.agentState, to: state }, 'agent state');
-    this.current.agentState = state === '' ? undefined : state;
+    const next = state === '' ? undefined : state;
+    const from = this.current.agentState;
+    if (next === from) return;
+    this.log.debug({ from, to: next }, 'agent state');
+    // The agent decided the user's turn is over and works on the reply.
+    if (from === 'listening' && next === 'thinking') this.current.turnsEnded++;
+    this.current.agentState = next;
   }
 }
 

@@ -22,7 +22,7 @@ function face(seed = 7) {
   const idle = new IdleMotion(seed);
   const listening = new ListeningMotion(seed);
   let t = 0;
-  const cue = { agentState: undefined as string | undefined, questions: 0 };
+  const cue = { agentState: undefined as string | undefined, questions: 0, turnsEnded: 0 };
   return {
     cue,
     get t() {
@@ -56,11 +56,19 @@ describe('listening motion: an agent avatar in conversation', () => {
     const idle: IdleState = { breath: 1.3, sway: 2, lid: 0.1, gaze: 4 };
     const m = new ListeningMotion(1);
     expect(m.apply(idle, 0, false, undefined)).toBe(idle);
-    expect(m.apply(idle, 40, false, { agentState: 'speaking', questions: 0 })).toBe(idle);
-    expect(m.apply(idle, 80, false, { agentState: 'initializing', questions: 0 })).toBe(idle);
-    expect(m.apply(idle, 120, true, { agentState: 'listening', questions: 0 })).toBe(idle);
+    expect(m.apply(idle, 40, false, { agentState: 'speaking', questions: 0, turnsEnded: 0 })).toBe(
+      idle,
+    );
+    expect(
+      m.apply(idle, 80, false, { agentState: 'initializing', questions: 0, turnsEnded: 0 }),
+    ).toBe(idle);
+    expect(m.apply(idle, 120, true, { agentState: 'listening', questions: 0, turnsEnded: 0 })).toBe(
+      idle,
+    );
     expect(idle).toEqual({ breath: 1.3, sway: 2, lid: 0.1, gaze: 4 });
-    expect(m.apply(idle, 160, false, { agentState: 'listening', questions: 0 })).not.toBe(idle);
+    expect(
+      m.apply(idle, 160, false, { agentState: 'listening', questions: 0, turnsEnded: 0 }),
+    ).not.toBe(idle);
   });
 
   it('listens with the eyes on the viewer, breathing as in idle life, no nod', () => {
@@ -81,6 +89,7 @@ describe('listening motion: an agent avatar in conversation', () => {
     f.cue.agentState = 'listening';
     f.run(3_000);
     f.cue.agentState = 'thinking';
+    f.cue.turnsEnded++;
     const at = f.t;
     const frames = f.run(NOD_MS + 400);
     const nod = frames.filter((x) => x.t - at < NOD_MS);
@@ -98,6 +107,34 @@ describe('listening motion: an agent avatar in conversation', () => {
     }
   });
 
+  it('nods on over the speaking face when the thinking was shorter than a frame', () => {
+    const f = face();
+    f.cue.agentState = 'listening';
+    f.run(3_000);
+    f.cue.agentState = 'speaking';
+    f.cue.turnsEnded++;
+    const at = f.t;
+    const frames = f.run(NOD_MS + 400);
+    const lifts = frames.filter((x) => x.t - at < NOD_MS).map((x) => x.out.breath);
+    expect(Math.max(...lifts)).toBeGreaterThanOrEqual(BREATH_LEVELS - 1 - 0.05);
+    expect(Math.min(...lifts)).toBeLessThanOrEqual(0.05);
+    // The rest is the speaking face as idle life draws it.
+    for (const x of frames) {
+      expect(x.out.gaze).toBe(x.idle.gaze);
+      if (x.t - at >= NOD_MS) expect(x.out).toEqual(x.idle);
+    }
+  });
+
+  it('does not nod for a state change alone, nor for a turn counted before it was first seen', () => {
+    const f = face();
+    f.cue.turnsEnded = 3;
+    f.cue.agentState = 'listening';
+    f.run(2_000);
+    f.cue.agentState = 'thinking';
+    const frames = f.run(NOD_MS);
+    for (const x of frames) expect(x.out.breath).toBe(x.idle.breath);
+  });
+
   it('thinks visibly: eyes up-aside then aside, lids a little lowered, the head leaning after them, fewer blinks', () => {
     const listening = face(3);
     listening.cue.agentState = 'listening';
@@ -107,6 +144,7 @@ describe('listening motion: an agent avatar in conversation', () => {
     f.cue.agentState = 'listening';
     f.run(1_000);
     f.cue.agentState = 'thinking';
+    f.cue.turnsEnded++;
     const at = f.t;
     const frames = f.run(60_000).filter((x) => x.t - at >= NOD_MS);
     const gazes = frames.map((x) => gazeName(x.out.gaze));
@@ -160,12 +198,15 @@ describe('listening motion: an agent avatar in conversation', () => {
       const a = Buffer.from(plain.renderFrame(input));
       const state = i < 125 ? undefined : 'speaking';
       const b = Buffer.from(
-        agent.renderFrame({ ...input, conversation: { agentState: state, questions: 0 } }),
+        agent.renderFrame({
+          ...input,
+          conversation: { agentState: state, questions: 0, turnsEnded: 0 },
+        }),
       );
       expect(b.equals(a)).toBe(true);
       const c = listener.renderFrame({
         ...input,
-        conversation: { agentState: 'listening', questions: 0 },
+        conversation: { agentState: 'listening', questions: 0, turnsEnded: 0 },
       });
       if (!Buffer.from(c).equals(a)) listeningDiffers++;
     }
