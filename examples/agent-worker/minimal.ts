@@ -4,7 +4,7 @@
 //   npx tsx examples/agent-worker/minimal.ts dev
 import { fileURLToPath } from 'node:url';
 import { cli, defineAgent, ServerOptions, voice, type JobContext } from '@livekit/agents';
-import { AvatarSession } from '../../src/index.js'; // in your project: from 'visage'
+import { AvatarSession } from '../../src/index.js'; // in your project: from '@visage-avatar/livekit-plugin'
 
 export default defineAgent({
   entry: async (ctx: JobContext) => {
