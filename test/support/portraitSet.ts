@@ -186,6 +186,26 @@ const REFUSED: RefusalEntry[] = [
   },
 ];
 
+/**
+ * Pictures whose right verdict is a judgement call (a head turned or lowered about as far as
+ * can be animated, eyes closed, paintings of people, sunglasses): printed with their verdict,
+ * not asserted.
+ */
+const FOR_THE_RECORD: Entry[] = [
+  group('face-api sample1: face paint, turned about 25 degrees', 1, 239, 237, 528),
+  group('face-api sample1: face paint, looking down, tilted', 1, 680, 309, 502),
+  group('face-api sample2: head lowered, eyes closed', 2, 1278, 35, 532),
+  group('face-api sample2: looking down', 2, 721, 106, 513),
+  group('face-api sample4: turned, tilted, eyes to the camera', 4, 69, 65, 539),
+  group('face-api sample4: turned, looking down', 4, 824, 69, 499),
+  group('face-api sample4: laughing, turned, eyes closed', 4, 1081, 24, 537),
+  group('face-api sample5: turned about 35 degrees', 5, 407, 293, 548),
+  clm('Franck (video frame 4000), eyes closed', 'franck_04000.jpg'),
+  clm('Terminator, sunglasses', 'terminator_crop.jpg'),
+  clm('Mona Lisa (painting)', 'joconde_crop.jpg'),
+  clm('a mean face (synthetic)', 'average.png'),
+];
+
 async function materialise<T extends Entry>(
   entries: readonly T[],
 ): Promise<(LabelledPicture & Omit<T, 'make' | 'heldOut'>)[]> {
@@ -206,4 +226,9 @@ export async function usablePortraits(): Promise<LabelledPicture[]> {
 /** Pictures that must be refused, each with the error code it must get. */
 export async function refusals(): Promise<Refusal[]> {
   return materialise(REFUSED);
+}
+
+/** Judgement calls: printed with their verdict, not asserted. */
+export async function forTheRecord(): Promise<LabelledPicture[]> {
+  return materialise(FOR_THE_RECORD);
 }
