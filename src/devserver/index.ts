@@ -2,14 +2,14 @@ import type { AddressInfo } from 'node:net';
 import { DisconnectReason } from '@livekit/protocol';
 import { pino, type Logger } from 'pino';
 import { mountAgentServices, type AgentServices } from './agents/index.js';
-import { HttpRouter } from './httpServer.js';
-import { sendText } from './httpResponses.js';
-import { newId } from './ids.js';
+import { HttpRouter } from './service/httpServer.js';
+import { sendText } from './service/httpResponses.js';
+import { newId } from './rtc/ids.js';
 import { defaultNodeIp } from './nodeAddress.js';
-import { RoomRegistry } from './roomRegistry.js';
-import { RtcEndpoint } from './rtcEndpoint.js';
-import { roomService } from './twirp/roomService.js';
-import { TwirpServer } from './twirp/twirpServer.js';
+import { RoomRegistry } from './service/roomRegistry.js';
+import { RtcEndpoint } from './service/rtcEndpoint.js';
+import { roomService } from './service/twirp/roomService.js';
+import { TwirpServer } from './service/twirp/twirpServer.js';
 
 export interface DevServerOptions {
   /** TCP port for HTTP and WebSocket signalling; 0 picks a free one. Default 7880. */
@@ -154,14 +154,14 @@ function isLoopback(host: string): boolean {
 }
 
 export { DisconnectReason };
-export type { Room, RoomEvents, RoomSettings } from './room.js';
-export type { Participant } from './participant.js';
-export type { PublishedTrack } from './publishedTrack.js';
-export { RoomRegistry, type RoomOrigin, type RoomRegistryEvents } from './roomRegistry.js';
-export type { HttpRouter, HttpHandler, UpgradeHandler } from './httpServer.js';
-export type { TwirpServer, TwirpService, TwirpMethod } from './twirp/twirpServer.js';
-export { twirpMethod } from './twirp/twirpServer.js';
-export { TwirpError } from './twirp/twirpError.js';
-export { verifyAccessToken, tokenFromRequest, type TokenCheck } from './accessToken.js';
-export { CORS_HEADERS, rejectUpgrade, sendBody, sendText } from './httpResponses.js';
-export { newId } from './ids.js';
+export type { Room, RoomEvents, RoomSettings } from './rtc/room.js';
+export type { Participant } from './rtc/participant.js';
+export type { PublishedTrack } from './rtc/publishedTrack.js';
+export { RoomRegistry, type RoomOrigin, type RoomRegistryEvents } from './service/roomRegistry.js';
+export type { HttpRouter, HttpHandler, UpgradeHandler } from './service/httpServer.js';
+export type { TwirpServer, TwirpService, TwirpMethod } from './service/twirp/twirpServer.js';
+export { twirpMethod } from './service/twirp/twirpServer.js';
+export { TwirpError } from './service/twirp/twirpError.js';
+export { verifyAccessToken, tokenFromRequest, type TokenCheck } from './service/accessToken.js';
+export { CORS_HEADERS, rejectUpgrade, sendBody, sendText } from './service/httpResponses.js';
+export { newId } from './rtc/ids.js';

@@ -119,10 +119,10 @@ describe('the layering of src/', () => {
       'media/tts is not below media/voice',
     );
     expect(breaks(at('api/endpoints.ts'), at('server/app.ts'))).toBe('server is not below api');
-    expect(breaks(at('client/visageClient.ts'), at('devserver/room.ts'))).toBe(
+    expect(breaks(at('client/visageClient.ts'), at('devserver/rtc/room.ts'))).toBe(
       'devserver is not below client',
     );
-    expect(breaks(at('devserver/room.ts'), at('api/ids.ts'))).toBe('devserver stands alone');
+    expect(breaks(at('devserver/rtc/room.ts'), at('api/ids.ts'))).toBe('devserver stands alone');
     expect(breaks(at('media/tts/espeakEngine.ts'), at('media/voice/measureVoice.ts'))).toBe(
       undefined,
     );

@@ -19,8 +19,8 @@ import {
 } from '@livekit/protocol';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { newId } from '../ids.js';
-import { SERVER_PROTOCOL, SERVER_VERSION } from '../room.js';
+import { newId } from '../rtc/ids.js';
+import { SERVER_PROTOCOL, SERVER_VERSION } from '../rtc/room.js';
 
 /** LiveKit waits this long for a worker's answer to an AvailabilityRequest. */
 export const AVAILABILITY_TIMEOUT_MS = 10_000;

@@ -2,13 +2,13 @@ import { EventEmitter } from 'node:events';
 import type { JobType } from '@livekit/protocol';
 import type { AgentWorker } from './agentWorker.js';
 
-export interface WorkerPoolEvents {
+export interface AgentWorkerRegistryEvents {
   workerRegistered: [worker: AgentWorker];
   workerLeft: [worker: AgentWorker];
 }
 
 /** The registered agent workers, and LiveKit's choice of one for a job. */
-export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
+export class AgentWorkerRegistry extends EventEmitter<AgentWorkerRegistryEvents> {
   private readonly workers = new Set<AgentWorker>();
 
   add(worker: AgentWorker): void {

@@ -5,9 +5,9 @@ import {
   ListAgentDispatchResponse,
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
-import type { RoomRegistry } from '../roomRegistry.js';
-import { TwirpError } from '../twirp/twirpError.js';
-import { twirpMethod, type TwirpService } from '../twirp/twirpServer.js';
+import type { RoomRegistry } from '../service/roomRegistry.js';
+import { TwirpError } from '../service/twirp/twirpError.js';
+import { twirpMethod, type TwirpService } from '../service/twirp/twirpServer.js';
 import type { AgentDispatcher } from './dispatcher.js';
 
 // livekit-server's limits on what a dispatch carries.

@@ -10,13 +10,13 @@ import {
   RoomAgentDispatch,
   type SimulateJobRequest,
 } from '@livekit/protocol';
-import { newId } from '../ids.js';
-import type { Participant } from '../participant.js';
-import type { Room } from '../room.js';
-import type { RoomOrigin, RoomRegistry } from '../roomRegistry.js';
+import { newId } from '../rtc/ids.js';
+import type { Participant } from '../rtc/participant.js';
+import type { Room } from '../rtc/room.js';
+import type { RoomOrigin, RoomRegistry } from '../service/roomRegistry.js';
 import { buildAgentToken } from './agentToken.js';
 import type { AgentWorker } from './agentWorker.js';
-import type { WorkerPool } from './workerPool.js';
+import type { AgentWorkerRegistry } from './agentWorkerRegistry.js';
 
 /** How long DeleteDispatch waits for a terminated agent to leave before removing it. */
 const AGENT_LEAVE_GRACE_MS = 3_000;
@@ -52,19 +52,19 @@ export class AgentDispatcher {
   private readonly rooms = new WeakMap<Room, RoomAgents>();
   private readonly running = new Map<string, RunningJob>();
   private readonly registry: RoomRegistry;
-  private readonly pool: WorkerPool;
+  private readonly workers: AgentWorkerRegistry;
 
-  constructor(registry: RoomRegistry, pool: WorkerPool) {
+  constructor(registry: RoomRegistry, workers: AgentWorkerRegistry) {
     this.registry = registry;
-    this.pool = pool;
+    this.workers = workers;
     registry.on('roomCreated', (room, origin) => this.onRoomCreated(room, origin));
-    pool.on('workerRegistered', (worker) => {
+    workers.on('workerRegistered', (worker) => {
       worker.on('jobStatus', (jobId, status, error) =>
         this.onJobStatus(worker, jobId, status, error),
       );
       worker.on('simulateJob', (request) => void this.simulate(worker, request));
     });
-    pool.on('workerLeft', (worker) => this.onWorkerLeft(worker));
+    workers.on('workerLeft', (worker) => this.onWorkerLeft(worker));
   }
 
   /** The room's dispatches (all of them, or the one with `dispatchId`). */
@@ -180,10 +180,10 @@ export class AgentDispatcher {
     type: JobType,
     participant?: Participant,
   ): Promise<void> {
-    if (!this.pool.has(dispatch.agentName, type)) {
+    if (!this.workers.has(dispatch.agentName, type)) {
       // Every room gets the unnamed dispatch, and every dispatch tries all job types: only a
       // named agent without any worker is worth a warning.
-      const unserved = dispatch.agentName !== '' && !this.pool.hasName(dispatch.agentName);
+      const unserved = dispatch.agentName !== '' && !this.workers.hasName(dispatch.agentName);
       const level = unserved && type === JobType.JT_ROOM ? 'warn' : 'debug';
       room.log[level](
         { agentName: dispatch.agentName, type: JobType[type] },
@@ -203,7 +203,7 @@ export class AgentDispatcher {
     const tried = new Set<AgentWorker>();
     for (;;) {
       if (!this.isLive(room, dispatch)) return;
-      const worker = this.pool.select(dispatch.agentName, type, tried);
+      const worker = this.workers.select(dispatch.agentName, type, tried);
       if (!worker) {
         room.log.warn(
           { job: job.id, agentName: dispatch.agentName, type: JobType[type] },

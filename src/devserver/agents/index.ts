@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { HttpRouter } from '../httpServer.js';
-import type { RoomRegistry } from '../roomRegistry.js';
-import type { TwirpServer } from '../twirp/twirpServer.js';
+import type { HttpRouter } from '../service/httpServer.js';
+import type { RoomRegistry } from '../service/roomRegistry.js';
+import type { TwirpServer } from '../service/twirp/twirpServer.js';
 import { AgentDispatcher } from './dispatcher.js';
 import { agentDispatchService } from './dispatchService.js';
 import { WorkerEndpoint } from './workerEndpoint.js';
-import { WorkerPool } from './workerPool.js';
+import { AgentWorkerRegistry } from './agentWorkerRegistry.js';
 
 export interface AgentServicesContext {
   rooms: RoomRegistry;
@@ -19,7 +19,7 @@ export interface AgentServicesContext {
 /** Agent dispatch on the dev server: the `/agent` worker endpoint and AgentDispatchService. */
 export interface AgentServices {
   /** Registered LiveKit Agents workers; emits `workerRegistered` / `workerLeft`. */
-  readonly workers: WorkerPool;
+  readonly workers: AgentWorkerRegistry;
   readonly dispatcher: AgentDispatcher;
   /** Disconnects every worker. */
   close(): void;
@@ -27,7 +27,7 @@ export interface AgentServices {
 
 export function mountAgentServices(context: AgentServicesContext): AgentServices {
   const log = context.log.child({ component: 'agents' });
-  const workers = new WorkerPool();
+  const workers = new AgentWorkerRegistry();
   const dispatcher = new AgentDispatcher(context.rooms, workers);
   const endpoint = new WorkerEndpoint(workers, context.keys, context.nodeId, log);
   context.http.upgrade('/agent', (req, socket, head, url) =>
@@ -49,4 +49,4 @@ export function mountAgentServices(context: AgentServicesContext): AgentServices
 
 export type { AgentWorker } from './agentWorker.js';
 export type { AgentDispatcher } from './dispatcher.js';
-export type { WorkerPool } from './workerPool.js';
+export type { AgentWorkerRegistry } from './agentWorkerRegistry.js';

@@ -3,10 +3,10 @@ import type { Duplex } from 'node:stream';
 import { WorkerMessage } from '@livekit/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { WebSocketServer } from 'ws';
-import { tokenFromRequest, verifyAccessToken } from '../accessToken.js';
-import { rejectUpgrade } from '../httpResponses.js';
+import { tokenFromRequest, verifyAccessToken } from '../service/accessToken.js';
+import { rejectUpgrade } from '../service/httpResponses.js';
 import { AgentWorker } from './agentWorker.js';
-import type { WorkerPool } from './workerPool.js';
+import type { AgentWorkerRegistry } from './agentWorkerRegistry.js';
 
 /** livekit-server closes a worker connection that has not registered within this time. */
 const REGISTER_TIMEOUT_MS = 10_000;
@@ -14,22 +14,22 @@ const REGISTER_TIMEOUT_MS = 10_000;
 /**
  * `/agent`: LiveKit Agents workers connect here with `Authorization: Bearer <jwt>` carrying the
  * `agent` grant (refused with 401 before the upgrade otherwise), then speak binary protobuf
- * WorkerMessage / ServerMessage. A worker joins the pool once it registered.
+ * WorkerMessage / ServerMessage. A worker joins the registry once it registered.
  */
 export class WorkerEndpoint {
   private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly pool: WorkerPool;
+  private readonly workers: AgentWorkerRegistry;
   private readonly keys: Readonly<Record<string, string>>;
   private readonly nodeId: string;
   private readonly log: Logger;
 
   constructor(
-    pool: WorkerPool,
+    workers: AgentWorkerRegistry,
     keys: Readonly<Record<string, string>>,
     nodeId: string,
     log: Logger,
   ) {
-    this.pool = pool;
+    this.workers = workers;
     this.keys = keys;
     this.nodeId = nodeId;
     this.log = log;
@@ -69,7 +69,7 @@ export class WorkerEndpoint {
     registerTimer.unref();
     worker.once('registered', () => {
       clearTimeout(registerTimer);
-      this.pool.add(worker);
+      this.workers.add(worker);
     });
     ws.on('message', (data, isBinary) => {
       // The protocol is binary only; the SDKs never send text frames.
@@ -87,7 +87,7 @@ export class WorkerEndpoint {
     ws.on('close', () => {
       clearTimeout(registerTimer);
       worker.log.info({ jobs: worker.runningJobs.size }, 'agent worker disconnected');
-      this.pool.remove(worker);
+      this.workers.remove(worker);
       worker.onClosed();
     });
   }

@@ -9,10 +9,10 @@ import {
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
-import type { DownTrack } from './downTrack.js';
+import type { DownTrack } from '../sfu/downTrack.js';
 import type { PublishedTrack } from './publishedTrack.js';
 import type { PublisherPeer } from './publisherPeer.js';
-import type { SignalSink } from './signalSink.js';
+import type { SignalSink } from '../service/signalSink.js';
 import type { SubscriberPeer } from './subscriberPeer.js';
 
 export interface ParticipantInit {

@@ -6,8 +6,8 @@ import {
   useSdesRTPStreamId,
   type RTCPeerConnectionConfig,
 } from 'werift';
-import { forwardedCodecs } from './forwardedCodecs.js';
-import { isLocalAddress } from './nodeAddress.js';
+import { forwardedCodecs } from '../sfu/forwardedCodecs.js';
+import { isLocalAddress } from '../nodeAddress.js';
 
 export interface IceSettings {
   /** The address put in the server's ICE candidates. */

@@ -1,9 +1,9 @@
 import { TrackInfo, TrackType } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
-import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from './audioLevel.js';
-import type { DownTrack } from './downTrack.js';
-import { keyframeStartTest } from './forwardedCodecs.js';
-import { RecentKeyframe } from './recentKeyframe.js';
+import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from '../sfu/audioLevel.js';
+import type { DownTrack } from '../sfu/downTrack.js';
+import { keyframeStartTest } from '../sfu/forwardedCodecs.js';
+import { RecentKeyframe } from '../sfu/recentKeyframe.js';
 
 // A subscriber that lost a frame asks again quickly; the publisher's encoder should not be made
 // to produce key frames faster than this.

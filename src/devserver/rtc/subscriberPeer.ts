@@ -1,8 +1,8 @@
 import { RTCPeerConnection, type RTCDataChannel } from 'werift';
 import type { Logger } from 'pino';
-import { DownTrack } from './downTrack.js';
+import { DownTrack } from '../sfu/downTrack.js';
 import { keepEarlyDtls } from './earlyDtls.js';
-import { subscriberCodec } from './forwardedCodecs.js';
+import { subscriberCodec } from '../sfu/forwardedCodecs.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
 import type { PublishedTrack } from './publishedTrack.js';
 

@@ -5,7 +5,7 @@ import {
   type AddTrackRequest,
 } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpTransceiver } from 'werift';
-import { canPublishSource } from './grants.js';
+import { canPublishSource } from '../service/grants.js';
 import { newId } from './ids.js';
 import type { Participant } from './participant.js';
 import { PublishedTrack } from './publishedTrack.js';

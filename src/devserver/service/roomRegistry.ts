@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { DisconnectReason, RoomConfiguration } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
-import { newId } from './ids.js';
-import { Room, type RoomContext, type RoomSettings } from './room.js';
+import { newId } from '../rtc/ids.js';
+import { Room, type RoomContext, type RoomSettings } from '../rtc/room.js';
 
 /** Why a room came to exist: hooks (agent dispatch) act differently on each. */
 export type RoomOrigin =

@@ -7,9 +7,9 @@ import {
   SignalTarget,
   type SignalRequest,
 } from '@livekit/protocol';
-import type { Participant } from './participant.js';
-import type { Room } from './room.js';
-import { announceTrack } from './trackPublication.js';
+import type { Participant } from '../rtc/participant.js';
+import type { Room } from '../rtc/room.js';
+import { announceTrack } from '../rtc/trackPublication.js';
 
 export interface SignalHandlerHooks {
   /** The client asked to simulate a signal loss (SimulateScenario), or a test did. */

@@ -5,7 +5,7 @@ import {
   type RTCRtpTransceiver,
   type RtpPacket,
 } from 'werift';
-import type { PublishedTrack } from './publishedTrack.js';
+import type { PublishedTrack } from '../rtc/publishedTrack.js';
 
 // PSFB feedback message types (RFC 4585 / 5104).
 const FMT_PLI = 1;

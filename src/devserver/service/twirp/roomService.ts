@@ -24,7 +24,7 @@ import {
   UserPacket,
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
-import type { Room } from '../room.js';
+import type { Room } from '../../rtc/room.js';
 import type { RoomRegistry } from '../roomRegistry.js';
 import { TwirpError } from './twirpError.js';
 import { twirpMethod, type TwirpService } from './twirpServer.js';
