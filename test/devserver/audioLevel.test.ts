@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AudioLevelMeter } from '../../src/devserver/audioLevel.js';
+import { AudioLevelMeter } from '../../src/devserver/sfu/audioLevel.js';
 
 describe('AudioLevelMeter', () => {
   it('reports speech when enough recent packets are loud, and silence otherwise', () => {

@@ -1,6 +1,6 @@
 import { Event, type RTCPeerConnection } from 'werift';
 import { describe, expect, it } from 'vitest';
-import { keepEarlyDtls } from '../../src/devserver/earlyDtls.js';
+import { keepEarlyDtls } from '../../src/devserver/rtc/earlyDtls.js';
 
 /**
  * werift's own events, wired as in a peer connection: the ICE connection's data event, to

@@ -1,9 +1,9 @@
 // Key frame starts in RTP payloads, per forwarded codec: forwarding to a new subscriber starts at
 // one, so a wrong answer is a subscriber without a picture (never) or with garbage (too early).
 import { describe, expect, it } from 'vitest';
-import { keyframeStartTest, subscriberCodec } from '../../src/devserver/forwardedCodecs.js';
-import { isH264KeyframeStart } from '../../src/devserver/h264Keyframe.js';
-import { isVp8KeyframeStart } from '../../src/devserver/vp8Keyframe.js';
+import { keyframeStartTest, subscriberCodec } from '../../src/devserver/sfu/forwardedCodecs.js';
+import { isH264KeyframeStart } from '../../src/devserver/sfu/h264Keyframe.js';
+import { isVp8KeyframeStart } from '../../src/devserver/sfu/vp8Keyframe.js';
 
 /** A NAL unit header byte: nal_ref_idc 3, the given type. */
 const nal = (type: number) => 0x60 | type;

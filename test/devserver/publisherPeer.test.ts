@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { MediaStreamTrack, RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PublisherPeer } from '../../src/devserver/publisherPeer.js';
+import { PublisherPeer } from '../../src/devserver/rtc/publisherPeer.js';
 
 // The SDP exchange only: nothing connects (ICE on loopback is gathered, never used).
 describe("the publisher side: a track added in a later offer, after the SDKs' pre-created recvonly sections", () => {

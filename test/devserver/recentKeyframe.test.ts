@@ -13,9 +13,9 @@ import {
   type RTCRtpReceiver,
   type RTCRtpTransceiver,
 } from 'werift';
-import { DownTrack } from '../../src/devserver/downTrack.js';
-import { PublishedTrack } from '../../src/devserver/publishedTrack.js';
-import { RecentKeyframe } from '../../src/devserver/recentKeyframe.js';
+import { DownTrack } from '../../src/devserver/sfu/downTrack.js';
+import { PublishedTrack } from '../../src/devserver/rtc/publishedTrack.js';
+import { RecentKeyframe } from '../../src/devserver/sfu/recentKeyframe.js';
 
 let sequenceNumber = 1_000;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptInactiveSections, parseOfferedMedia } from '../../src/devserver/sdp.js';
+import { acceptInactiveSections, parseOfferedMedia } from '../../src/devserver/rtc/sdp.js';
 
 const offer = [
   'v=0',

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { SubscriberPeer } from '../../src/devserver/subscriberPeer.js';
+import { SubscriberPeer } from '../../src/devserver/rtc/subscriberPeer.js';
 
 // The SDP side only: nothing connects (ICE on loopback is gathered, never used).
 it("a subscriber connection keeps the SDK's ClientHello that comes before its own ICE is connected", async () => {
