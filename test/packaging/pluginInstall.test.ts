@@ -1,0 +1,267 @@
+// What an agent developer installs (issue 32): the LiveKit Agents plugin and the client are
+// packed as they would be published, installed into an empty agent project next to
+// `@livekit/agents`, and then weighed, imported and type checked there. The plugin must add
+// well under 20 MB besides `@livekit/agents` (the whole service was 875 MB): a heavy dependency
+// added to the plugin or the client fails this test.
+//
+// The install is `npm ci --offline` from a lockfile made of this repository's own (see
+// scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
+import { execFile } from 'node:child_process';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closure, type LockPackages } from './lockTree.js';
+import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
+
+const run = promisify(execFile);
+const REPO = resolve('.');
+const WORKSPACES = ['packages/client', 'packages/livekit-plugin'];
+const CLIENT = '@visage-avatar/client';
+const PLUGIN = '@visage-avatar/livekit-plugin';
+const AGENTS = '@livekit/agents';
+const LIMIT_BYTES = 20 * 1024 * 1024;
+const MB = 1024 * 1024;
+
+/**
+ * npm as a user runs it: none of the npm_* settings of the `npm test` this may run under (its
+ * `npm_config_local_prefix` would make this repository the project), but the same cache.
+ */
+function npmEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.toLowerCase().startsWith('npm_') || key.toLowerCase() === 'npm_config_cache',
+    ),
+  );
+}
+
+async function npm(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run('npm', args, {
+    cwd,
+    env: npmEnv(),
+    maxBuffer: 64 * MB,
+    timeout: 300_000,
+  });
+  return stdout;
+}
+
+/** Bytes of the files of the package at `dir`, its own node_modules left out. */
+function packageBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules') total += packageBytes(path);
+    } else total += lstatSync(path).size;
+  }
+  return total;
+}
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+function manifestOf(dir: string): Manifest {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
+}
+
+const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+
+describe('installing the plugin into an agent project', () => {
+  let scratch: string;
+  let packed: (PackedWorkspace & { files: string[] })[];
+  let installed: LockPackages;
+  const seconds: Record<string, number> = {};
+
+  async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      seconds[step] = Math.round((performance.now() - start) / 100) / 10;
+    }
+  }
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'visage-agent-project-'));
+    // Built as `npm pack` builds them (their prepack), then packed as they would be published.
+    // Both at once: nearly all of it is each package's declarations.
+    await timed('build', () =>
+      Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], REPO))),
+    );
+    const report = await timed('pack', () =>
+      npm(
+        ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', scratch],
+        REPO,
+      ),
+    );
+    const tarballs = JSON.parse(report) as {
+      name: string;
+      version: string;
+      filename: string;
+      integrity: string;
+      files: { path: string }[];
+    }[];
+    packed = tarballs.map((t) => {
+      const dir = WORKSPACES.find((d) => manifestOf(d).name === t.name)!;
+      const { dependencies = {}, peerDependencies = {} } = manifestOf(dir);
+      const { name, version, filename, integrity } = t;
+      const files = t.files.map((f) => f.path);
+      return { dir, name, version, filename, integrity, dependencies, peerDependencies, files };
+    });
+
+    const repositoryLock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
+      packages: LockPackages;
+    };
+    const { manifest, lock } = scratchLockfile(repositoryLock, 'an-agent', [AGENTS], packed);
+    writeFileSync(join(scratch, 'package.json'), JSON.stringify(manifest, null, 2));
+    writeFileSync(join(scratch, 'package-lock.json'), JSON.stringify(lock, null, 2));
+    await timed('install', () =>
+      npm(['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], scratch),
+    );
+    // What npm really installed there (its hidden lockfile), not what was asked for.
+    installed = (
+      JSON.parse(readFileSync(join(scratch, 'node_modules/.package-lock.json'), 'utf8')) as {
+        packages: LockPackages;
+      }
+    ).packages;
+    installed[''] = {
+      dependencies: (manifest as { dependencies: Record<string, string> }).dependencies,
+    };
+  }, 600_000);
+
+  afterAll(() => {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    console.log(`plugin install test: ${JSON.stringify(seconds)} s`);
+  });
+
+  it('packs the built code, declarations, README and licence, and no sources', () => {
+    for (const p of packed) {
+      expect(p.files, p.name).toEqual(
+        expect.arrayContaining([
+          'package.json',
+          'README.md',
+          'LICENSE',
+          'dist/index.js',
+          'dist/index.d.ts',
+        ]),
+      );
+      expect(
+        p.files.filter(
+          (f) => !f.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE'].includes(f),
+        ),
+        p.name,
+      ).toEqual([]);
+    }
+    expect(packed.map((p) => p.name).sort()).toEqual([CLIENT, PLUGIN]);
+  });
+
+  it('adds well under 20 MB besides @livekit/agents', () => {
+    const onDisk = (at: string) =>
+      lstatSync(join(scratch, at), { throwIfNoEntry: false }) !== undefined;
+    const bytes = (at: string) => packageBytes(join(scratch, at));
+    const sum = (locations: Iterable<string>) =>
+      [...locations].filter(onDisk).reduce((total, at) => total + bytes(at), 0);
+    const agentsSide = closure(installed, [`node_modules/${AGENTS}`]);
+    // The plugin, the client and their dependencies; the plugin's peers are the agent's own.
+    const plugin = installed[`node_modules/${PLUGIN}`]!;
+    const pluginSide = new Set([
+      `node_modules/${PLUGIN}`,
+      ...closure(
+        installed,
+        Object.keys(plugin.dependencies ?? {}).map((name) => `node_modules/${name}`),
+      ),
+    ]);
+    const added = [...pluginSide].filter((at) => !agentsSide.has(at) && onDisk(at));
+    const shared = [...pluginSide].filter((at) => agentsSide.has(at));
+
+    const named = (locations: string[]) =>
+      locations
+        .map((at) => [at.replace(/^node_modules\//, ''), bytes(at)] as const)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, size]) => `${name} ${mb(size)}`)
+        .join(', ');
+    console.log(
+      `The plugin adds ${mb(sum(added))} to an agent project: ${named(added)}. ` +
+        `It also uses ${mb(sum(shared))} that @livekit/agents installs anyway: ${named(shared.filter(onDisk))}. ` +
+        `@livekit/agents and its tree: ${mb(sum(agentsSide))}.`,
+    );
+    expect(added).toEqual(
+      expect.arrayContaining([`node_modules/${PLUGIN}`, `node_modules/${CLIENT}`]),
+    );
+    expect(sum(added), `the plugin adds ${named(added)}`).toBeLessThan(LIMIT_BYTES);
+  });
+
+  it('imports AvatarSession from the installed plugin, with the client installed once', async () => {
+    const program = `
+      import { Plugin } from '@livekit/agents';
+      import { AvatarSession, VisageException } from '${PLUGIN}';
+      import { VisageClient, VisageError } from '${CLIENT}';
+      import { CHAT_TOPIC } from '${CLIENT}/api';
+      console.log(JSON.stringify({
+        avatarSession: typeof AvatarSession,
+        oneErrorHierarchy: new VisageException('x') instanceof VisageError,
+        client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
+        chatTopic: CHAT_TOPIC,
+        registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
+      }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
+      cwd: scratch,
+      timeout: 60_000,
+    });
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    const version = packed.find((p) => p.name === PLUGIN)!.version;
+    expect(seen).toEqual({
+      avatarSession: 'function',
+      oneErrorHierarchy: true,
+      client: 'http://127.0.0.1:9',
+      chatTopic: 'lk.chat',
+      registered: expect.arrayContaining([`visage@${version}`]),
+    });
+  }, 120_000);
+
+  it("type checks an agent's code against the installed declarations", async () => {
+    writeFileSync(
+      join(scratch, 'agent.ts'),
+      `import { AvatarSession, type AvatarSessionOptions, VisageException } from '${PLUGIN}';
+import { VisageClient, type VisageError } from '${CLIENT}';
+import type { Session } from '${CLIENT}/api';
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+const options: AvatarSessionOptions = { avatarId: 'avt_x', voiceId: 'voice_x' };
+const avatar = new AvatarSession(options);
+export const session: Session | undefined = avatar.session;
+export const sessionIsTyped: IsAny<typeof avatar.session> = false;
+export const error: VisageError = new VisageException('x');
+export const client = new VisageClient({ apiKey: 'sk_test' });
+`,
+    );
+    writeFileSync(
+      join(scratch, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          typeRoots: [join(REPO, 'node_modules/@types')],
+          types: ['node'],
+        },
+        files: ['agent.ts'],
+      }),
+    );
+    const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
+    const result = await timed('typecheck', () =>
+      run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: scratch, timeout: 120_000 }).then(
+        () => '',
+        (e: { stdout?: string }) => e.stdout ?? String(e),
+      ),
+    );
+    expect(result).toBe('');
+  }, 180_000);
+});
