@@ -4,11 +4,14 @@
  *   the same upscaled to 2000 px, and a 1920 px group photo; the first build includes loading
  *   the face models;
  *   frame cost of the renderer on a photo atlas and on a stock atlas (speaking mouth poses);
+ *   the mouth as a viewer sees it, per usable portrait of the labelled set (issue 31): identity
+ *   of the widest-open frame, chin drop, the inner mouth's top band against its middle, the
+ *   upper teeth kept; BENCH_PHOTO_SHEET=file.png also writes their contact sheet there;
  *   CPU per speaking session in a real room, photo vs stock, 1 and 4 sessions at once.
  * Run through `npm run bench -- photo` (the sessions need the benchmark network namespace).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -24,7 +27,15 @@ import {
   unpackAtlas,
   type FaceRenderer,
 } from '../src/media/render/index.js';
+import {
+  contactSheet,
+  figuresRow,
+  measurePortrait,
+  mouthFailures,
+  type BuiltPortrait,
+} from '../test/media/photo/mouthFigures.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { usablePortraits } from '../test/support/portraitSet.js';
 import { QUICK, median, recordFigures, rounds as roundsOf } from './support/figures.js';
 
 if (QUICK) {
@@ -70,6 +81,32 @@ await timeBuild('first build (loads the face models)', astronaut, 1);
 await timeBuild('512x512 portrait (PNG)', astronaut, rounds);
 await timeBuild('2000x2000 portrait (JPEG)', upscaled, rounds);
 await timeBuild('1920x1537 group photo, 4 faces (JPEG)', group, rounds);
+
+// ---- the mouth as a viewer sees it ---------------------------------------------------------------
+const mouthTable: Record<string, Record<string, string>> = {};
+const sheetRows: { name: string; built: BuiltPortrait }[] = [];
+for (const [i, portrait] of (await usablePortraits()).entries()) {
+  try {
+    const built = await measurePortrait(portrait.bytes, `bench-mouth-${i}`);
+    const failures = mouthFailures(built.figures);
+    mouthTable[portrait.name] = {
+      ...figuresRow(built.figures),
+      goals: failures.length ? `missed: ${failures.join('; ')}` : 'met',
+    };
+    sheetRows.push({ name: portrait.name, built });
+  } catch (err) {
+    mouthTable[portrait.name] = { goals: `not measured: ${(err as Error).message}` };
+  }
+}
+console.log(
+  '\nThe mouth at its widest (AA, full openness), per usable portrait of the labelled set',
+);
+console.table(mouthTable);
+await recordFigures('photo-mouth', mouthTable);
+if (process.env.BENCH_PHOTO_SHEET) {
+  writeFileSync(process.env.BENCH_PHOTO_SHEET, await contactSheet(sheetRows, 160));
+  console.log(`contact sheet: ${process.env.BENCH_PHOTO_SHEET}`);
+}
 await photoWorkerPool().close();
 
 // ---- frame cost --------------------------------------------------------------------------------
@@ -213,7 +250,12 @@ console.log(
 );
 console.log('CPU per speaking session in a real room, stock vs photo (Visage process only)');
 console.table(rows);
-await recordFigures('photo', { builds, frameCostMs: frameCosts, createMs, sessions: rows });
+await recordFigures('photo', {
+  builds,
+  frameCostMs: frameCosts,
+  createMs,
+  sessions: rows,
+});
 node.stdin!.write('quit\n');
 await new Promise((r) => node.once('exit', r));
 await dispose();

@@ -16,12 +16,13 @@ export async function describeFaces(
   rgb: Uint8Array,
   width: number,
   height: number,
+  minConfidence = 0.5,
 ): Promise<DescribedFace[]> {
   const faceapi = await faceApiWith('detector', 'landmarks', 'recognition');
   const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');
   try {
     const found = await faceapi
-      .detectAllFaces(tensor as never, new faceapi.SsdMobilenetv1Options({ minConfidence: 0.5 }))
+      .detectAllFaces(tensor as never, new faceapi.SsdMobilenetv1Options({ minConfidence }))
       .withFaceLandmarks()
       .withFaceDescriptors();
     return found
@@ -42,17 +43,20 @@ export async function describeFaces(
 }
 
 /** Faces in an encoded picture (PNG, JPEG...). */
-export async function describeImage(bytes: Uint8Array): Promise<DescribedFace[]> {
+export async function describeImage(
+  bytes: Uint8Array,
+  minConfidence?: number,
+): Promise<DescribedFace[]> {
   const { data, info } = await sharp(bytes)
     .removeAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return describeFaces(new Uint8Array(data), info.width, info.height);
+  return describeFaces(new Uint8Array(data), info.width, info.height, minConfidence);
 }
 
 /** Faces in a 512x512 I420 frame. */
-export function describeFrame(i420: Uint8Array): Promise<DescribedFace[]> {
-  return describeFaces(i420ToRgb({ width: 512, height: 512, data: i420 }), 512, 512);
+export function describeFrame(i420: Uint8Array, minConfidence?: number): Promise<DescribedFace[]> {
+  return describeFaces(i420ToRgb({ width: 512, height: 512, data: i420 }), 512, 512, minConfidence);
 }
 
 export function faceDistance(a: Float32Array, b: Float32Array): number {

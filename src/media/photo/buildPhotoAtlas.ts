@@ -6,7 +6,6 @@ import {
   GAZES,
   LID_LEVELS,
   MOUTH_LEVELS,
-  mouthShape,
   poseBlend,
   rgbToI420,
   spriteSet,
@@ -19,7 +18,7 @@ import { eyeSpriteRect, renderEyeSprite } from './eyeSprites.js';
 import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
-import { maxJawDrop, mouthPose } from './mouthMotion.js';
+import { mouthPose } from './mouthMotion.js';
 import { mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
@@ -64,14 +63,13 @@ export function buildPhotoAtlas(
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
   const face = photoFace(landmarks);
-  const widest = Math.max(
-    ...VISEMES.map((v) => mouthShape(v, 1).openTop + mouthShape(v, 1).openBottom),
-  );
-  const eyeRect = eyeSpriteRect(face, SPRITE_MARGIN);
-  let mouthRect = mouthSpriteRect(face, maxJawDrop(face.mouth, widest), SPRITE_MARGIN);
-  mouthRect = belowRect(mouthRect, eyeRect);
   const colours = measureFaceColours(canvas, CANVAS_MARGIN, face);
   const teeth = measurePhotoTeeth(canvas, CANVAS_MARGIN, face.mouth, colours);
+  const eyeRect = eyeSpriteRect(face, SPRITE_MARGIN);
+  // The sprite reaches below the chin as far as the widest jaw drops it.
+  const jawDrop = Math.max(...VISEMES.map((v) => mouthPose(face.mouth, teeth, v, 1).jawDrop));
+  let mouthRect = mouthSpriteRect(face, jawDrop, SPRITE_MARGIN);
+  mouthRect = belowRect(mouthRect, eyeRect);
 
   const weights = motionWeights(face, [eyeRect, mouthRect], SPRITE_MARGIN);
   const poses: Uint8Array[] = [];

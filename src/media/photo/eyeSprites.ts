@@ -1,12 +1,13 @@
 import type { Rect } from '../render/index.js';
 import type { EyeShape, PhotoFace } from './photoFace.js';
 import { evenRectAround } from './photoFace.js';
-import { clamp, sampleInto, smoothstep, type FloatPicture } from './warp.js';
+import { clamp, lerp, sampleInto, smoothstep, type FloatPicture } from './warp.js';
 
 /**
  * The eye sprites of a photo: both eyes and brows, warped from the photo for each lid level and
  * gaze. A blink pulls the upper lid down over the eye by stretching the lid's own skin (from
- * halfway up to the brow) down to the new lid edge, lashes and all; the gaze shifts what is
+ * halfway up to the brow, without its margin) down to the new lid edge, which carries a lash
+ * line as dark as the photo's lashes: nothing of the eye shows through; the gaze shifts what is
  * between the lids (the iris) while the corners stay; the brows rise or settle by moving the
  * band between lid and forehead. Each warp fades out inside the sprite, so the sprite meets the
  * frame without a seam.
@@ -33,6 +34,39 @@ const GAZE_DROP = 0.22;
  */
 const CLOSE_OVERSHOOT = 0.3;
 const CLOSE_WIDEN = 1.3;
+/** The lower share of the lid's skin (down to its edge) left out of a closing lid: the margin. */
+const LID_MARGIN = 0.3;
+/** The lash line: its thickness as a share of the eye's width (at least a pixel), opacity. */
+const LASH_WIDTH = 0.045;
+const LASH_OPACITY = 0.85;
+
+/** The lash line of a closed lid: as dark as the photo's own lashes, and how thick. */
+interface LashLine {
+  colour: readonly [number, number, number];
+  width: number;
+}
+
+/** The darkest quarter of the pixels along the upper lid's edge (its lashes), `offset` as above. */
+function lashLine(canvas: FloatPicture, offset: number, eye: EyeShape): LashLine {
+  const samples: [number, number, number][] = [];
+  const px = new Float32Array(3);
+  const width = eye.uMax - eye.uMin;
+  for (let u = eye.uMin + 0.2 * width; u <= eye.uMax - 0.2 * width; u += 0.5) {
+    for (let dv = -1.5; dv <= 0.5; dv += 0.5) {
+      const q = eye.frame.toImage(u, eye.upper.at(u) + dv);
+      sampleInto(canvas, q.x + offset, q.y + offset, px, 0);
+      samples.push([px[0] as number, px[1] as number, px[2] as number]);
+    }
+  }
+  samples.sort((a, b) => a[0] + a[1] + a[2] - (b[0] + b[1] + b[2]));
+  const dark = samples.slice(0, Math.max(1, Math.floor(samples.length / 4)));
+  const colour = [0, 1, 2].map((k) => dark.reduce((n, c) => n + c[k]!, 0) / dark.length) as [
+    number,
+    number,
+    number,
+  ];
+  return { colour, width: Math.max(1, LASH_WIDTH * width) };
+}
 
 export function eyeSpriteRect(face: PhotoFace, margin: number): Rect {
   const points = [];
@@ -67,6 +101,8 @@ export function renderEyeSprite(
   const out = new Float32Array(w * h * 3);
   const other = new Float32Array(3);
   const split = (face.leftEye.frame.origin.x + face.rightEye.frame.origin.x) / 2;
+  const leftLashes = lashLine(canvas, offset, face.leftEye);
+  const rightLashes = lashLine(canvas, offset, face.rightEye);
   for (let j = 0; j < h; j++) {
     for (let i = 0; i < w; i++) {
       const px = rx + i + 0.5;
@@ -78,6 +114,14 @@ export function renderEyeSprite(
       const q = eye.frame.toImage(src.u, src.v);
       sampleInto(canvas, q.x + offset, q.y + offset, out, o);
       if (src.edge === undefined) continue;
+      // The lash line along the lid's edge: thickest in the middle of the eye.
+      const lashes = eye === face.leftEye ? leftLashes : rightLashes;
+      const thickness = lashes.width * (0.45 + 0.55 * Math.sqrt(src.across ?? 1));
+      const lash = clamp(thickness + 0.5 - (src.edge - f.v), 0, 1) * LASH_OPACITY;
+      for (let c = 0; c < 3; c++) {
+        out[o + c] = lerp(out[o + c] as number, lashes.colour[c] as number, lash);
+      }
+      if (f.v < src.edge - 0.5) continue;
       // On the lid's edge: blend the lid and the eye below it by how much of the pixel each covers.
       const below = eyeSource(eye, f.u, f.v, { ...look, lid: 0 });
       const q2 = eye.frame.toImage(below.u, below.v);
@@ -94,14 +138,15 @@ export function renderEyeSprite(
 /**
  * Where the pixel at (u, v) of the eye in `look` comes from in the photo: brows first, then
  * the lid over the eye, then the eye under the lid (each a backward map of the previous).
- * `edge` is set when the pixel straddles the closing lid's edge (at that v).
+ * `edge` (the closing lid's edge, v) is set when the pixel is on the closing lid, with `across`
+ * (0 at the eye's corners, 1 in its middle).
  */
 function eyeSource(
   eye: EyeShape,
   u: number,
   v: number,
   look: EyeLook,
-): { u: number; v: number; edge?: number } {
+): { u: number; v: number; edge?: number; across?: number } {
   const width = eye.uMax - eye.uMin;
   const k = width / CATALOGUE_EYE_WIDTH;
   let su = u;
@@ -133,12 +178,16 @@ function eyeSource(
     const tallest = Math.max(0, eye.lower.at(centre) - eye.upper.at(centre));
     const edge = upper + look.lid * (open + CLOSE_OVERSHOOT * tallest * Math.sqrt(across));
     const top = upper - 0.5 * Math.max(2, upper - eye.brow.at(u));
+    // The lid's skin, without its margin and lashes (they are drawn as the lash line) nor
+    // whatever of the eye shows above the landmarks: stretched down to the new edge.
+    const skinEnd = upper - LID_MARGIN * (upper - top);
     if (sv > top && sv < edge + 0.5 && edge > upper) {
       const lidV = Math.min(sv, edge);
       return {
         u: su,
-        v: top + ((lidV - top) * (upper - top)) / (edge - top),
-        ...(sv > edge - 0.5 ? { edge } : {}),
+        v: top + ((lidV - top) * (skinEnd - top)) / (edge - top),
+        edge,
+        across,
       };
     }
   }

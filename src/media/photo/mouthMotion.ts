@@ -26,12 +26,17 @@ const CATALOGUE_HALF_WIDTH = 28;
  * 0.6, 0.303, and the rendered lip-sync is the same (r = 0.86 over 3 voices x 3 texts).
  */
 const OPENING_SCALE = 0.6;
-/** Share of the lower lip's drop that the chin follows (the lower lip rides on the jaw). */
-const CHIN_SHARE = 1;
+/**
+ * The chin's drop for the lower lip's: the jaw turns about its hinge by the ears, and the chin,
+ * further from the hinge than the lower teeth and lip, travels further.
+ */
+const CHIN_SHARE = 1.3;
 /** The upper lip (and the upper teeth with it) takes at most this share of an opening. */
-const MAX_UPPER_SHARE = 0.25;
+const MAX_UPPER_SHARE = 0.15;
+/** Lips closing over what the photo shows between them: the upper lip's share of the way. */
+const CLOSE_UPPER_SHARE = 0.25;
 /** A mouth that already shows teeth still opens this share of a shape's opening below them. */
-const MIN_DARK_SHARE = 0.5;
+const MIN_DARK_SHARE = 0.4;
 /** A smile let go narrows the mouth by up to this share (a broad smile stretches it). */
 const SMILE_NARROWING = 0.08;
 /** Jaw points 3..13: how far each follows the chin (the jaw hinges near the ears). */
@@ -145,8 +150,8 @@ export function mouthPose(
     } else {
       // Lips closing over what the photo shows between them: it is squashed between them.
       const close = gap - target;
-      upperTo = upper + close * (1 - MAX_UPPER_SHARE);
-      lowerTo = lower - close * MAX_UPPER_SHARE;
+      upperTo = upper + close * CLOSE_UPPER_SHARE;
+      lowerTo = lower - close * (1 - CLOSE_UPPER_SHARE);
       edgeTo = upperTo + (gap > 0 ? ((edge - upper) * target) / gap : 0);
     }
     return {
@@ -262,9 +267,4 @@ function photoSmileShare(rest: MouthShapeAtRest): number {
 /** How much of the photo's smile a shape lets go: most for o and u, least for a smiling e or i. */
 function smileRelax(shapeSmile: number): number {
   return 0.15 + 0.55 * Math.min(1, Math.max(0, (REST.smile + 1 - shapeSmile) / (REST.smile + 2)));
-}
-
-/** The largest chin drop any shape asks for (sizes the mouth sprite's rectangle). */
-export function maxJawDrop(rest: MouthShapeAtRest, widestOpening: number): number {
-  return widestOpening * (rest.halfWidth / CATALOGUE_HALF_WIDTH) * OPENING_SCALE * CHIN_SHARE;
 }

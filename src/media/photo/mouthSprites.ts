@@ -1,5 +1,5 @@
 import type { Rect } from '../render/index.js';
-import type { Colour, FaceColours } from './faceColours.js';
+import { luma, type Colour, type FaceColours } from './faceColours.js';
 import { NOSTRILS, at } from './landmarks.js';
 import type { MouthPoseGeometry } from './mouthMotion.js';
 import type { PhotoTeeth } from './photoTeeth.js';
@@ -183,26 +183,16 @@ interface InteriorLook {
   teethOnLip: number;
 }
 
-/** Lower teeth show a little in every opening shape (catalogue px at full openness). */
-const MIN_LOWER_TEETH = 2;
-
 function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry): InteriorLook {
   const { shape, scale } = pose;
   const mean = (c.lightLeft + c.lightRight) / 2 || 1;
   const lip = c.lips;
   const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
   const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
-  // The dark of the mouth as the photo shows it, or the lips' colour deep in shade; never
-  // lighter than a third of the lips.
   const lipDark: Colour = [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4];
-  const cavity: Colour = photo.dark
-    ? [
-        Math.min(photo.dark[0], lip[0] * 0.35),
-        Math.min(photo.dark[1], lip[1] * 0.3),
-        Math.min(photo.dark[2], lip[2] * 0.3),
-      ]
-    : lipDark;
-  const open = shape.openTop + shape.openBottom > 0 ? 1 : 0;
+  // The lips' colour deep in shade, as dark as the photo's own dark where it shows some.
+  const darker = photo.dark ? Math.min(1, luma(...photo.dark) / Math.max(1, luma(...lipDark))) : 1;
+  const cavity = scaled(lipDark, darker);
   return {
     cavity,
     lipEdge: scaled(lip, 0.3),
@@ -211,7 +201,7 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
     upperTeeth: shape.upperTeeth * scale * 0.85,
-    lowerTeeth: Math.max(shape.lowerTeeth, MIN_LOWER_TEETH * open) * scale * 0.85,
+    lowerTeeth: shape.lowerTeeth * scale * 0.85,
     tongue: shape.tongue,
     tongueTip: shape.tongueTip,
     teethOnLip: shape.teethOnLip,
@@ -296,12 +286,12 @@ function interiorColour(
   // Upper teeth, just below the upper lip, with faint gaps between the front teeth.
   const upper = synthesizedUpperTeeth(u, opening, look) * teethProfile(t);
   if (upper > 0) {
-    const gap = [0, -0.26, 0.26, -0.5, 0.5].some((g) => Math.abs(t - g) * opening.halfSpan < 0.45);
+    const gap = [0, -0.27, 0.27].some((g) => Math.abs(t - g) * opening.halfSpan < 0.4);
     const underLip = v - top < 1 ? 0.8 : 1;
     paint(
       look.teeth,
       clamp(top + upper - v + 0.5, 0, 1),
-      (1 - 0.38 * t * t) * underLip * (gap ? 0.82 : 1),
+      (1 - 0.38 * t * t) * underLip * (gap ? 0.9 : 1),
     );
   }
   out[0] = (out[0] as number) * light;

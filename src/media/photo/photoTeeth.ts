@@ -99,15 +99,31 @@ export function measurePhotoTeeth(
   return {
     bottom: new Curve(points),
     shown: fit !== undefined,
-    colour:
-      fit && teethPixels.length
-        ? middleColour(teethPixels)
-        : [colours.sclera[0] * 0.92, colours.sclera[1] * 0.88, colours.sclera[2] * 0.8],
+    colour: fit && teethPixels.length ? middleColour(teethPixels) : syntheticTeeth(colours),
     dark:
       darkPixels.length >= 6
         ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
         : undefined,
   };
+}
+
+/**
+ * Teeth for a photo that shows none: the whites of the eyes, a little warmer, and at least as
+ * light as the skin beside the mouth (eyes in shadow would make grey teeth).
+ */
+function syntheticTeeth(colours: FaceColours): Colour {
+  const warm: Colour = [
+    colours.sclera[0] * 0.97,
+    colours.sclera[1] * 0.94,
+    colours.sclera[2] * 0.86,
+  ];
+  const skin = (colours.lightLeft + colours.lightRight) / 2;
+  const lift = Math.max(1, (1.08 * skin) / Math.max(1, luma(...warm)));
+  return [
+    Math.min(250, warm[0] * lift),
+    Math.min(248, warm[1] * lift),
+    Math.min(240, warm[2] * lift),
+  ];
 }
 
 /** The mean colour of the middle half by brightness. */
