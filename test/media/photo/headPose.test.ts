@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { detectFaces } from '../../../src/media/photo/findFace.js';
 import type { HeadPose } from '../../../src/media/photo/headPose.js';
@@ -9,7 +9,7 @@ import { ASTRONAUT_PATH } from '../../support/portraits.js';
  * what a pose must: mirroring the picture negates yaw and roll and keeps pitch; scaling it
  * changes nothing; turning it in its plane changes roll by the turn and nothing else.
  */
-async function poseOf(picture: sharp.Sharp): Promise<HeadPose> {
+async function poseOf(picture: Sharp): Promise<HeadPose> {
   const { data, info } = await picture.removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const faces = await detectFaces(new Uint8Array(data), info.width, info.height);
   const face = faces.find((f) => f.confirmation > 0.2);
