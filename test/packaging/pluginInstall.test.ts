@@ -223,7 +223,14 @@ describe('installing the plugin into an agent project', () => {
     });
   }, 120_000);
 
-  it("type checks an agent's code against the installed declarations", async () => {
+  it("type checks an agent's code and the packages' README examples against the installed declarations", async () => {
+    // The examples as a user copies them out of the READMEs.
+    const examples = WORKSPACES.map((dir) => {
+      const file = `${dir.replace('packages/', '')}-readme.ts`;
+      const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+      writeFileSync(join(scratch, file), /```ts\n([\s\S]*?)```/.exec(readme)![1]!);
+      return file;
+    });
     writeFileSync(
       join(scratch, 'agent.ts'),
       `import { AvatarSession, type AvatarSessionOptions, VisageException } from '${PLUGIN}';
@@ -252,7 +259,7 @@ export const client = new VisageClient({ apiKey: 'sk_test' });
           typeRoots: [join(REPO, 'node_modules/@types')],
           types: ['node'],
         },
-        files: ['agent.ts'],
+        files: ['agent.ts', ...examples],
       }),
     );
     const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
