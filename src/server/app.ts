@@ -4,7 +4,8 @@ import { requestId } from 'hono/request-id';
 import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../api/index.js';
 import { ApiError } from './apiError.js';
 import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
-import { authenticate } from './http/authenticate.js';
+import { authenticate, KeyLookups, secretOf } from './http/authenticate.js';
+import { hashSecret } from './store/store.js';
 import { mountBodyLimits } from './http/bodyLimits.js';
 import { errorResponse } from './http/errorResponse.js';
 import { RateLimiter } from './http/rateLimiter.js';
@@ -27,6 +28,7 @@ const PUBLIC_PATHS = new Set<string>([ENDPOINTS.health.path, ENDPOINTS.openapi.p
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const limiter = new RateLimiter(deps.limits.requestsPerSecond, deps.limits.requestBurst);
+  const keys = new KeyLookups(deps.store);
 
   // Our own `req_` ids only: a caller's X-Request-Id is not taken over (headerName ''), so the
   // header is set below, on every answer, errors included.
@@ -50,7 +52,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.use('/v1/*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
-    const key = await authenticate(deps.store, c.req.header('authorization') ?? null);
+    const header = c.req.header('authorization') ?? null;
+    const secret = secretOf(header);
+    if (secret) c.set('secretHash', hashSecret(secret));
+    if (c.req.method === 'POST' && c.req.path === ENDPOINTS.createSession.path && secret) {
+      // A key at its cap by this node's count is refused here, before any query (a burst of
+      // creates, a retry storm): createAdmission.ts.
+      const refusal = deps.sessions.refusalFromMemory(c.get('secretHash'));
+      if (refusal) throw refusal;
+    }
+    const key = await authenticate(keys, header);
     c.set('key', key);
     const wait = limiter.take(key.id);
     if (wait > 0) {
@@ -78,7 +89,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       },
     }),
   );
-  app.use('/v1/sessions', (c, next) => withConcurrencyHeaders(c, next, deps));
+  // `/v1/sessions/*` matches `/v1/sessions` itself too: one count per answer, not two.
   app.use('/v1/sessions/*', (c, next) => withConcurrencyHeaders(c, next, deps));
 
   mountPathIdChecks(app);

@@ -20,6 +20,7 @@ import {
   type MediaSessionSpec,
 } from '../media/mediaCore.js';
 import { ApiError } from './apiError.js';
+import { CreateAdmission } from './createAdmission.js';
 import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKit.js';
 import { newCommandId, ReplyTimeoutError, type Cluster } from './cluster/cluster.js';
 import type { Limits, LiveKitConfig } from './config.js';
@@ -125,14 +126,60 @@ export class SessionManager {
   private readonly ending = new Set<string>();
   /** Sessions that ended while the database was unreachable: their end is recorded later. */
   private readonly unrecordedEnds = new Map<string, EndReason>();
+  /** The fast refusal of creates over a key's cap, in front of the exact one (the database's). */
+  private readonly admission = new CreateAdmission();
 
-  constructor(private readonly o: SessionManagerOptions) {}
+  constructor(private readonly o: SessionManagerOptions) {
+    o.store.onKeyChanged((keyId) => this.admission.keyChanged(keyId));
+  }
 
   get liveCount(): number {
     return this.live.size;
   }
 
-  async create(key: ApiKeyRecord, req: CreateSessionRequest): Promise<CreatedSession> {
+  /**
+   * Creates a session within the caps. A create of a key at its cap by the database's last count
+   * is refused at once, from memory (createAdmission.ts); the others are checked exactly, in the
+   * database, as they are saved.
+   */
+  async create(
+    key: ApiKeyRecord,
+    req: CreateSessionRequest,
+    secretHash?: string,
+  ): Promise<CreatedSession> {
+    const admitted = await this.admission.enter(key.id, key.concurrencyCap, secretHash);
+    if ('refused' in admitted) {
+      throw refusalError({ refused: 'concurrency_cap', ...admitted.refused });
+    }
+    let settled = false;
+    const settle = (live?: number) => {
+      if (settled) return;
+      settled = true;
+      this.admission.settle(admitted.ticket, live);
+    };
+    try {
+      return await this.createAdmitted(key, req, settle);
+    } finally {
+      settle();
+    }
+  }
+
+  /**
+   * The refusal of a create that comes with this secret (its hash), answered before the request
+   * is authenticated: its key is at its cap by the database's last count (createAdmission.ts).
+   * Undefined when the create must go the whole way.
+   */
+  refusalFromMemory(secretHash: string): ApiError | undefined {
+    const refused = this.admission.refusalFor(secretHash);
+    return refused && refusalError({ refused: 'concurrency_cap', ...refused });
+  }
+
+  /** `settle` is told the key's live count once the database has answered the insert. */
+  private async createAdmitted(
+    key: ApiKeyRecord,
+    req: CreateSessionRequest,
+    settle: (live?: number) => void,
+  ): Promise<CreatedSession> {
     // Stock and photo avatars alike are rows of the store (another key's answer 404).
     const avatar = await this.o.store.getAvatar(key.id, req.avatar_id);
     if (!avatar) {
@@ -206,6 +253,7 @@ export class SessionManager {
       log.error({ err }, 'the session could not be saved in time');
       throw new ApiError('media_unavailable', `The session could not be created: ${err.message}.`);
     });
+    settle(inserted.active);
     if ('refused' in inserted || inserted.session.nodeId === this.o.nodeId) handoff?.forget();
     if ('refused' in inserted) throw refusalError(inserted);
     let record = inserted.session;
@@ -294,6 +342,7 @@ export class SessionManager {
       return undefined;
     });
     if (ended) {
+      this.admission.ended(record.keyId);
       this.o.log.info(
         { session_id: record.id, end_reason: 'error', node: record.nodeId },
         'session ended: its create failed',
@@ -470,6 +519,7 @@ export class SessionManager {
     // Live in the database but not here: a session of another node (or a lost one). Its slot is
     // freed now; the node that runs it is told to stop the avatar at once.
     const ended = await this.o.store.endSession(id, 'deleted');
+    if (ended) this.admission.ended(key.id);
     if (ended && this.o.cluster && record.nodeId !== this.o.nodeId) {
       const end = commandRow({ kind: 'end', reason: 'deleted' });
       await this.o.cluster.send({ sessionId: id, nodeId: record.nodeId, ...end }).catch(() => {
@@ -789,6 +839,8 @@ export class SessionManager {
       if (err instanceof DatabaseUnavailableError) this.unrecordedEnds.set(s.record.id, reason);
       return undefined;
     });
+    // A create that counted before this end must not refuse on that count (createAdmission.ts).
+    this.admission.ended(s.record.keyId);
     if (ended) s.record = ended;
     // Not ended by this call: the store had ended it already (revocation, another process).
     const log = { session_id: s.record.id, end_reason: reason, already_ended: !ended };
@@ -825,7 +877,12 @@ function refusalError(r: CapacityRefusal): ApiError {
       { param: 'room_name' },
     );
   }
-  const headers = { [HEADERS.retryAfter]: String(CAPACITY_RETRY_AFTER_SECONDS) };
+  const headers = {
+    [HEADERS.retryAfter]: String(CAPACITY_RETRY_AFTER_SECONDS),
+    // The count that refused it: the answer needs no second count (routes/sessions.ts).
+    [HEADERS.concurrentSessions]: String(r.active),
+    [HEADERS.maxConcurrentSessions]: String(r.cap),
+  };
   return r.refused === 'concurrency_cap'
     ? new ApiError(
         'concurrency_cap',

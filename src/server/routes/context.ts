@@ -28,6 +28,8 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     key: ApiKeyRecord;
+    /** The hash of the request's secret (sha256, as stored), once it named one. */
+    secretHash: string;
     log: Logger;
   };
 }

@@ -25,7 +25,7 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
 
   app.post(ENDPOINTS.createSession.path, async (c) => {
     const req = await parseJsonBody(c.req.raw, createSessionRequestSchema);
-    const created = await sessions.create(c.get('key'), req);
+    const created = await sessions.create(c.get('key'), req, c.get('secretHash'));
     const token = created.participantToken;
     return c.json(
       {
@@ -129,10 +129,14 @@ function audioPayloadLoader(c: Context<AppEnv>, deps: AppDeps) {
   };
 }
 
-/** Adds the two concurrency headers to every session endpoint's answer, errors included. */
+/**
+ * Adds the two concurrency headers to every session endpoint's answer, errors included. A
+ * refusal over the cap carries them already, from the count that refused it (no second query:
+ * a burst of refusals stays in memory).
+ */
 export async function setConcurrencyHeaders(c: Context<AppEnv>, deps: AppDeps): Promise<void> {
   const key = c.get('key');
-  if (!key) return;
+  if (!key || c.res.headers.has(HEADERS.concurrentSessions)) return;
   const active = await deps.store.countLiveForKey(key.id);
   c.res.headers.set(HEADERS.concurrentSessions, String(active));
   c.res.headers.set(HEADERS.maxConcurrentSessions, String(key.concurrencyCap));

@@ -259,6 +259,8 @@ export class Store {
   readonly cluster: ClusterStore | undefined;
   /** Creates of one key, one at a time in this process (see insertSessionWithinCaps). */
   private readonly createsByKey = new TurnsByKey();
+  /** Told of each key this process revoked or whose cap it changed (see onKeyChanged). */
+  private readonly keyListeners = new Set<(keyId: string) => void>();
 
   private constructor(
     private readonly db: Database,
@@ -381,7 +383,7 @@ export class Store {
    * can drive them any more. Returns the key and the ids of the sessions it ended.
    */
   async revokeKey(id: string): Promise<{ key: ApiKeyRecord; endedSessions: string[] } | undefined> {
-    return this.db.transaction(async (tx) => {
+    const revoked = await this.db.transaction(async (tx) => {
       const r = await tx.query<Row>(
         'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *',
         [id],
@@ -401,6 +403,8 @@ export class Store {
       if (ended.rows.length > 0) await tx.query(`SELECT pg_notify($1, '')`, [RECONCILE_CHANNEL]);
       return { key: keyFromRow(r.rows[0]), endedSessions: ended.rows.map((row) => row.id) };
     });
+    if (revoked) this.keyChanged(id);
+    return revoked;
   }
 
   async setKeyCap(id: string, cap: number): Promise<ApiKeyRecord | undefined> {
@@ -408,7 +412,21 @@ export class Store {
       'UPDATE api_keys SET concurrency_cap = $2 WHERE id = $1 RETURNING *',
       [id, cap],
     );
+    if (r.rows[0]) this.keyChanged(id);
     return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
+  }
+
+  /**
+   * Calls `listener` with the id of each key this process revokes or gives a new cap, once the
+   * change is committed (what remembers a key's state in memory forgets it). Returns the undo.
+   */
+  onKeyChanged(listener: (keyId: string) => void): () => void {
+    this.keyListeners.add(listener);
+    return () => this.keyListeners.delete(listener);
+  }
+
+  private keyChanged(keyId: string): void {
+    for (const listener of this.keyListeners) listener(keyId);
   }
 
   // ---- files --------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { startTestServer, type TestServer } from './testServer.js';
+
+/**
+ * A burst of creates against a key at its cap (a retry storm) is refused from memory: no query
+ * per refusal, so the node stays responsive; the cap stays the database's, and what this node
+ * does to the key (a DELETE, a new cap, a revocation) applies at once.
+ */
+
+const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
+let server: TestServer | undefined;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await server?.close();
+  server = undefined;
+});
+
+const create = (s: TestServer, secret: string) =>
+  s.call('POST', '/v1/sessions', { json: { avatar_id: AVATAR, mode: 'video' }, auth: secret });
+
+/** Counts the store's calls from now on. */
+function storeCalls(s: TestServer) {
+  const spies = [
+    vi.spyOn(s.store, 'findActiveKeyBySecret'),
+    vi.spyOn(s.store, 'getAvatar'),
+    vi.spyOn(s.store, 'insertSessionWithinCaps'),
+    vi.spyOn(s.store, 'countLiveForKey'),
+  ];
+  return () => spies.reduce((n, spy) => n + spy.mock.calls.length, 0);
+}
+
+describe('a burst of creates against a key at its cap', () => {
+  it('is refused without a query, each refusal with the count and the cap', async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(3);
+    for (let i = 0; i < 3; i++) expect((await create(s, key.secret)).status).toBe(201);
+    // A refusal reads the count afresh (a count is trusted for a second; this machine may be
+    // slow): the burst comes right behind it.
+    expect((await create(s, key.secret)).status).toBe(429);
+    const calls = storeCalls(s);
+    const burst = await Promise.all(Array.from({ length: 60 }, () => create(s, key.secret)));
+    for (const res of burst) {
+      expect(res.status).toBe(429);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+        'concurrency_cap',
+      );
+      expect(res.headers.get('x-service-concurrent-sessions')).toBe('3');
+      expect(res.headers.get('x-service-max-concurrent-sessions')).toBe('3');
+      expect(res.headers.get('retry-after')).not.toBeNull();
+    }
+    // None, or the few of one create that refreshed a count the machine let grow old: not one
+    // (or four) per request.
+    expect(calls()).toBeLessThan(10);
+    // Other keys are not held back by it.
+    expect((await create(s, s.secret)).status).toBe(201);
+  });
+
+  it('a parallel burst on a fresh key gives exactly the cap, all others 429 with the count', async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(3);
+    const burst = await Promise.all(Array.from({ length: 60 }, () => create(s, key.secret)));
+    expect(burst.filter((r) => r.status === 201)).toHaveLength(3);
+    for (const res of burst.filter((r) => r.status !== 201)) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get('x-service-concurrent-sessions')).toBe('3');
+    }
+    expect(await s.store.countLiveForKey(key.id)).toBe(3);
+  });
+
+  it('lets the next create in the moment a DELETE on this node answered', async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(1);
+    const first = (await (await create(s, key.secret)).json()) as { session_id: string };
+    expect((await create(s, key.secret)).status).toBe(429);
+    const del = await s.call('DELETE', `/v1/sessions/${first.session_id}`, { auth: key.secret });
+    expect(del.status).toBe(204);
+    expect((await create(s, key.secret)).status).toBe(201);
+  });
+
+  it('applies a raised cap and a revocation made through this node at once', async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(1);
+    expect((await create(s, key.secret)).status).toBe(201);
+    expect((await create(s, key.secret)).status).toBe(429);
+    await keyAdmin.setCap(s.store, key.id, 2);
+    expect((await create(s, key.secret)).status).toBe(201);
+    expect((await create(s, key.secret)).status).toBe(429);
+    await keyAdmin.revoke(s.store, key.id, (ids) => s.sessions.stopEnded(ids, 'key_revoked'));
+    const revoked = await create(s, key.secret);
+    expect(revoked.status).toBe(401);
+  });
+});
