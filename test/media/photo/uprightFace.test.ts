@@ -1,7 +1,9 @@
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPhotoAvatar, photoWorkerPool } from '../../../src/media/photo/index.js';
-import { detectFaces } from '../../../src/media/photo/findFace.js';
+import { detectFaces, type FoundFace } from '../../../src/media/photo/findFace.js';
+import { LEFT_EYE, mean, RIGHT_EYE } from '../../../src/media/photo/landmarks.js';
+import { decodeFitted, probePhoto, turnRegion } from '../../../src/media/photo/photoImage.js';
 import { astronaut, tilted } from '../../support/portraits.js';
 
 /**
@@ -26,6 +28,37 @@ async function rollInPreview(preview: Buffer): Promise<number> {
 
 const centreDistance = (b: { x: number; y: number; width: number; height: number }) =>
   Math.hypot(b.x + b.width / 2 - 256, b.y + b.height / 2 - 200);
+
+const eyesOf = (face: FoundFace) =>
+  mean([mean(face.landmarks, LEFT_EYE), mean(face.landmarks, RIGHT_EYE)], [0, 1]);
+
+describe('turning a part of a picture', () => {
+  it('puts every point where the turned picture shows it (the eyes found again within 4 px)', async () => {
+    const source = await probePhoto(astronaut());
+    const whole = await decodeFitted(source, 2048);
+    const [face] = await detectFaces(whole.data, whole.width, whole.height);
+    const eyes = eyesOf(face!);
+    // A region reaching out of the picture on top, turned by 30 degrees clockwise.
+    const turned = await turnRegion(
+      source,
+      { left: eyes.x - 200, top: eyes.y - 230, size: 400 },
+      30,
+    );
+    const picture = await decodeFitted(turned.source, 2048);
+    const found = (await detectFaces(picture.data, picture.width, picture.height)).filter(
+      (f) => f.confirmation > 0.2,
+    );
+    const expected = turned.map(eyes);
+    const nearest = Math.min(
+      ...found.map((f) => Math.hypot(eyesOf(f).x - expected.x, eyesOf(f).y - expected.y)),
+    );
+    console.log(
+      `eyes in the turned part: expected at ${expected.x.toFixed(1)},${expected.y.toFixed(1)}, found ${nearest.toFixed(1)} px away`,
+    );
+    expect(nearest).toBeLessThan(4);
+    expect(found.some((f) => Math.abs(f.pose.rollDeg - face!.pose.rollDeg - 30) < 8)).toBe(true);
+  }, 120_000);
+});
 
 describe('a tilted head', () => {
   it('is turned upright: the preview shows the face within 5 degrees of upright', async () => {
