@@ -13,9 +13,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { firstAudioLog } from './firstAudioLog.js';
+import { readEnvironment } from '../../src/cli/environment.js';
 import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
+import { mediaSettingsFrom } from '../../src/cli/mediaSettings.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { TtsEngines } from '../../src/media/tts/index.js';
 import type { FileStorage } from '../../src/server/fileStorage.js';
 import { WorkerPoolMediaCore } from '../../src/media/workerPool/index.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
@@ -45,10 +48,20 @@ const assets: MediaAssets = {
   get: (id) =>
     storage.files ? storage.files.get(id) : Promise.reject(new Error('file storage not open')),
 };
+// The media settings from this process's environment (VISAGE_VIDEO_CODEC, VISAGE_TTS_ENGINE and a
+// provider's settings), read as the CLI reads them.
+const settings = mediaSettingsFrom(readEnvironment());
+const tts = new TtsEngines(settings.tts);
 const media =
   workers > 0
-    ? await WorkerPoolMediaCore.create({ log, workers, assets })
-    : await LiveKitMediaCore.create({ log, assets });
+    ? await WorkerPoolMediaCore.create({
+        log,
+        workers,
+        assets,
+        videoCodec: settings.videoCodec,
+        tts: settings.tts,
+      })
+    : await LiveKitMediaCore.create({ log, assets, videoCodec: settings.videoCodec, tts });
 const server = await startVisage(
   {
     host: '127.0.0.1',
@@ -60,8 +73,9 @@ const server = await startVisage(
     limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
     livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
     version: 'bench',
+    media: settings,
   },
-  { log, media },
+  { log, media, tts },
 );
 storage.files = server.files;
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);

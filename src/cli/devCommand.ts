@@ -1,6 +1,6 @@
-import { defaultMaxSessions, defaultMediaWorkers } from '../server/config.js';
 import { defaultNodeIp } from '../devserver/nodeAddress.js';
-import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
+import { dataDirFrom } from './dataDir.js';
+import { nodeSettingsFrom, readEnvironment } from './environment.js';
 import { livekitCredentialsFor, parseKeyPair } from './livekitCredentials.js';
 import { intFlag, parseFlags } from './usage.js';
 
@@ -47,7 +47,8 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
-  const dataDir = dataDirFrom(values['data-dir']);
+  const env = readEnvironment();
+  const dataDir = dataDirFrom(values['data-dir'], env);
   // Never the well-known devkey/secret: the operator's pair, else this data directory's own.
   const { apiKey, apiSecret } = values['livekit-keys']
     ? parseKeyPair(values['livekit-keys'], '--livekit-keys')
@@ -65,14 +66,14 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
   // The node (database, media, LiveKit) is loaded only now: printing the credentials above
   // stays instant.
   const { runDevNode } = await import('./devNode.js');
+  const node = nodeSettingsFrom(env);
   return runDevNode(
     {
       host: values.host ?? '127.0.0.1',
       port: intFlag(values.port, 'port', 8080),
       dataDir,
-      databaseUrl: databaseUrlFromEnv(),
-      maxSessions: intFlag(values['max-sessions'], 'max-sessions', defaultMaxSessions(), 1),
-      workers: intFlag(values.workers, 'workers', defaultMediaWorkers()),
+      maxSessions: intFlag(values['max-sessions'], 'max-sessions', node.maxSessions, 1),
+      workers: intFlag(values.workers, 'workers', node.workers),
       livekit: {
         port: livekitPort,
         host: livekitHost,
@@ -80,8 +81,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
         apiKey,
         apiSecret,
       },
-      devKey: process.env.VISAGE_DEV_KEY,
-      allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
+      env,
     },
     out,
   );

@@ -1,11 +1,12 @@
-import { DEFAULT_LIMITS, defaultNodeId, limitsFromEnv } from '../server/config.js';
+import { DEFAULT_LIMITS } from '../server/config.js';
 import { reportStep } from '../media/startupProgress.js';
 import { keyAdmin } from '../server/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { startLivekitProcess } from './livekitProcess.js';
-import { requireMediaSettings } from './mediaSettings.js';
+import { limitsFrom, nodeSettingsFrom, type Environment } from './environment.js';
+import { mediaSettingsFrom } from './mediaSettings.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { startupReport } from './startupReport.js';
@@ -16,7 +17,6 @@ export interface DevNodeOptions {
   host: string;
   port: number;
   dataDir: string;
-  databaseUrl: string | undefined;
   maxSessions: number;
   workers: number;
   livekit: {
@@ -26,9 +26,8 @@ export interface DevNodeOptions {
     apiKey: string;
     apiSecret: string;
   };
-  /** $VISAGE_DEV_KEY: a key to register instead of creating one. */
-  devKey: string | undefined;
-  allowPrivateUrls: boolean;
+  /** The rest of the settings (VISAGE_DEV_KEY: a key to register instead of creating one). */
+  env: Environment;
 }
 
 /**
@@ -38,11 +37,9 @@ export interface DevNodeOptions {
  * place). The LiveKit child starts while the database opens and the avatars get ready.
  */
 export async function runDevNode(o: DevNodeOptions, out: (line: string) => void) {
-  requireMediaSettings();
-  if (o.devKey !== undefined && !/^sk_[0-9A-Za-z]{16,}$/.test(o.devKey)) {
-    throw new UsageError('VISAGE_DEV_KEY must look like sk_ followed by 16+ letters or digits');
-  }
-  const log = createLogger();
+  const media = mediaSettingsFrom(o.env);
+  const node = nodeSettingsFrom(o.env);
+  const log = createLogger({ level: o.env.VISAGE_LOG_LEVEL });
   const report = startupReport(out);
   out(`Visage ${VERSION} (dev): starting, data in ${o.dataDir}`);
   // Its SFU runs in a child process: it would otherwise take most of the event loop the
@@ -67,12 +64,13 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         host: o.host,
         port: o.port,
         dataDir: o.dataDir,
-        databaseUrl: o.databaseUrl,
-        nodeId: defaultNodeId(),
+        databaseUrl: o.env.DATABASE_URL,
+        nodeId: node.nodeId,
         maxSessions: o.maxSessions,
         mediaWorkers: o.workers,
-        allowPrivateUrls: o.allowPrivateUrls,
-        limits: limitsFromEnv(),
+        allowPrivateUrls: node.allowPrivateUrls,
+        limits: limitsFrom(o.env),
+        media,
         livekit: livekit.then((p) => ({
           url: p.url,
           apiKey: o.livekit.apiKey,
@@ -94,7 +92,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
   );
   out(`  Data:     ${o.dataDir}`);
   try {
-    await ensureDevKey(server, o.devKey, out);
+    await ensureDevKey(server, o.env.VISAGE_DEV_KEY, out);
   } catch (err) {
     await server.close();
     await closeLivekit();

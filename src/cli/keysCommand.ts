@@ -1,9 +1,10 @@
 import { Agent, request } from 'undici';
-import { DEFAULT_LIMITS, envInt } from '../server/config.js';
+import { DEFAULT_LIMITS } from '../server/config.js';
 import { acquireDataDirLock, readLockOwner } from '../server/dataDirLock.js';
 import { keyAdmin, type KeyView } from '../server/keyAdmin.js';
 import { Store } from '../server/store/store.js';
-import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
+import { dataDirFrom } from './dataDir.js';
+import { readEnvironment, type Environment } from './environment.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
 export const KEYS_USAGE = `Usage: visage keys <command> [options]
@@ -63,8 +64,12 @@ function storeBackend(store: Store): KeyBackend {
   };
 }
 
-async function withBackend<T>(dataDir: string, fn: (b: KeyBackend) => Promise<T>): Promise<T> {
-  const databaseUrl = databaseUrlFromEnv();
+async function withBackend<T>(
+  env: Environment,
+  dataDir: string,
+  fn: (b: KeyBackend) => Promise<T>,
+): Promise<T> {
+  const databaseUrl = env.DATABASE_URL;
   if (databaseUrl) {
     // Nodes read keys from the database on every request (no cache): a change applies at once.
     const store = await Store.openPostgres(databaseUrl);
@@ -104,6 +109,7 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
     out(KEYS_USAGE);
     return sub ? 0 : 2;
   }
+  const env = readEnvironment();
   const common = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
   switch (sub) {
     case 'create': {
@@ -114,9 +120,9 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
       });
       if (values.help) return (out(KEYS_USAGE), 0);
       if (!values.name?.trim()) throw new UsageError('keys create needs --name NAME');
-      const defaultCap = envInt('VISAGE_DEFAULT_CAP', DEFAULT_LIMITS.defaultConcurrencyCap);
+      const defaultCap = env.VISAGE_DEFAULT_CAP ?? DEFAULT_LIMITS.defaultConcurrencyCap;
       const cap = intFlag(values.cap, 'cap', defaultCap, 1);
-      const created = await withBackend(dataDirFrom(values['data-dir']), (b) =>
+      const created = await withBackend(env, dataDirFrom(values['data-dir'], env), (b) =>
         b.create(values.name!.trim(), cap),
       );
       out(`Created key ${created.key.id} (${created.key.name}, cap ${created.key.cap}).`);
@@ -126,7 +132,7 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
     case 'list': {
       const { values } = parseFlags(rest, common);
       if (values.help) return (out(KEYS_USAGE), 0);
-      const keys = await withBackend(dataDirFrom(values['data-dir']), (b) => b.list());
+      const keys = await withBackend(env, dataDirFrom(values['data-dir'], env), (b) => b.list());
       if (keys.length === 0) out('No keys. Create one with: visage keys create --name NAME');
       for (const k of keys) out(formatKey(k));
       return 0;
@@ -136,7 +142,7 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
       if (values.help) return (out(KEYS_USAGE), 0);
       if (!positionals[0])
         throw new UsageError('keys revoke needs the key id (see visage keys list)');
-      const k = await withBackend(dataDirFrom(values['data-dir']), (b) =>
+      const k = await withBackend(env, dataDirFrom(values['data-dir'], env), (b) =>
         b.revoke(positionals[0]!),
       );
       out(`Revoked ${k.id} (${k.name}).`);
@@ -148,7 +154,7 @@ export async function runKeysCommand(argv: string[], out: (line: string) => void
       if (!positionals[0]) throw new UsageError('keys update needs the key id');
       if (values.cap === undefined) throw new UsageError('keys update needs --cap N');
       const cap = intFlag(values.cap, 'cap', 0, 1);
-      const k = await withBackend(dataDirFrom(values['data-dir']), (b) =>
+      const k = await withBackend(env, dataDirFrom(values['data-dir'], env), (b) =>
         b.setCap(positionals[0]!, cap),
       );
       out(`Key ${k.id} (${k.name}) now has cap ${k.cap}.`);

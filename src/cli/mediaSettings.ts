@@ -1,17 +1,32 @@
-import { avatarVideoCodecFromEnv } from '../media/session/index.js';
-import { checkTtsSettings } from '../media/tts/index.js';
+import { checkTtsSettings, type TtsSettings } from '../media/tts/index.js';
+import type { MediaSettings } from '../server/mediaCoreFor.js';
+import type { Environment } from './environment.js';
 import { UsageError } from './usage.js';
 
 /**
- * Refuses to start, before anything else starts, when VISAGE_TTS_ENGINE names no engine or a
- * cloning provider without its API key (the key itself is checked against the provider later,
- * when the media core starts), or when VISAGE_VIDEO_CODEC names no codec.
+ * The media's settings from the environment, checked before anything starts: a cloning provider
+ * needs its API key (the key itself is checked against the provider later, when the media core
+ * starts; the engine's and the codec's names were checked with the environment).
  */
-export function requireMediaSettings(env: NodeJS.ProcessEnv = process.env): void {
+export function mediaSettingsFrom(env: Environment): MediaSettings {
+  const tts: TtsSettings = {
+    VISAGE_TTS_ENGINE: env.VISAGE_TTS_ENGINE,
+    VISAGE_TTS_THREAD: env.VISAGE_TTS_THREAD,
+    ELEVENLABS_API_KEY: env.ELEVENLABS_API_KEY,
+    ELEVENLABS_BASE_URL: env.ELEVENLABS_BASE_URL,
+    ELEVENLABS_MODEL: env.ELEVENLABS_MODEL,
+    CARTESIA_API_KEY: env.CARTESIA_API_KEY,
+    CARTESIA_BASE_URL: env.CARTESIA_BASE_URL,
+    CARTESIA_MODEL: env.CARTESIA_MODEL,
+  };
   try {
-    checkTtsSettings(env);
-    avatarVideoCodecFromEnv(env);
+    checkTtsSettings(tts);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  return {
+    videoCodec: env.VISAGE_VIDEO_CODEC,
+    maxSessionsPerWorker: env.VISAGE_WORKER_MAX_SESSIONS,
+    tts,
+  };
 }

@@ -1,18 +1,12 @@
-import {
-  defaultMaxSessions,
-  defaultMediaWorkers,
-  defaultNodeId,
-  envInt,
-  limitsFromEnv,
-} from '../server/config.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
-import { databaseUrlFromEnv, dataDirFrom } from './dataDir.js';
+import { dataDirFrom } from './dataDir.js';
+import { limitsFrom, nodeSettingsFrom, readEnvironment } from './environment.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
-import { requireMediaSettings } from './mediaSettings.js';
+import { mediaSettingsFrom } from './mediaSettings.js';
 
 export const SERVE_USAGE = `Usage: visage serve [options]
 
@@ -42,41 +36,38 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(SERVE_USAGE), 0);
-  requireMediaSettings();
-  const databaseUrl = databaseUrlFromEnv();
-  const missing = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'].filter(
-    (name) => !process.env[name],
-  );
-  if (missing.length > 0) {
+  const env = readEnvironment();
+  const media = mediaSettingsFrom(env);
+  const node = nodeSettingsFrom(env);
+  const { LIVEKIT_URL: url, LIVEKIT_API_KEY: apiKey, LIVEKIT_API_SECRET: apiSecret } = env;
+  if (!url || !apiKey || !apiSecret) {
+    const missing = Object.entries({
+      LIVEKIT_URL: url,
+      LIVEKIT_API_KEY: apiKey,
+      LIVEKIT_API_SECRET: apiSecret,
+    })
+      .filter(([, value]) => !value)
+      .map(([name]) => name);
     throw new UsageError(`visage serve needs ${missing.join(', ')} (a LiveKit deployment)`);
   }
-  const port = intFlag(values.port, 'port', envInt('VISAGE_PORT', envInt('PORT', 8080)));
   const server = await startVisage(
     {
-      host: values.host ?? process.env.VISAGE_HOST ?? '0.0.0.0',
-      port,
-      dataDir: dataDirFrom(values['data-dir']),
-      databaseUrl,
-      nodeId: defaultNodeId(),
-      maxSessions: intFlag(
-        values['max-sessions'],
-        'max-sessions',
-        envInt('VISAGE_MAX_SESSIONS', defaultMaxSessions()),
-        1,
-      ),
-      mediaWorkers: intFlag(values.workers, 'workers', defaultMediaWorkers()),
-      allowPrivateUrls: process.env.VISAGE_ALLOW_PRIVATE_URLS === '1',
-      limits: limitsFromEnv(),
-      livekit: {
-        url: process.env.LIVEKIT_URL!,
-        apiKey: process.env.LIVEKIT_API_KEY!,
-        apiSecret: process.env.LIVEKIT_API_SECRET!,
-      },
+      host: values.host ?? env.VISAGE_HOST ?? '0.0.0.0',
+      port: intFlag(values.port, 'port', env.VISAGE_PORT ?? env.PORT ?? 8080),
+      dataDir: dataDirFrom(values['data-dir'], env),
+      databaseUrl: env.DATABASE_URL,
+      nodeId: node.nodeId,
+      maxSessions: intFlag(values['max-sessions'], 'max-sessions', node.maxSessions, 1),
+      mediaWorkers: intFlag(values.workers, 'workers', node.workers),
+      allowPrivateUrls: node.allowPrivateUrls,
+      limits: limitsFrom(env),
+      media,
+      livekit: { url, apiKey, apiSecret },
       version: VERSION,
     },
-    { log: createLogger(), preloadSpeechModel: true },
+    { log: createLogger({ level: env.VISAGE_LOG_LEVEL }), preloadSpeechModel: true },
   );
-  out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${process.env.LIVEKIT_URL})`);
+  out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${url})`);
   const signal = await untilSignal();
   server.log.info({ signal }, 'shutting down');
   await server.close();

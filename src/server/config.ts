@@ -1,7 +1,9 @@
-import { availableParallelism, hostname } from 'node:os';
+import { availableParallelism } from 'node:os';
 import type { ClusterTiming } from './cluster/cluster.js';
+import type { MediaSettings } from './mediaCoreFor.js';
 
-/** Limits of API-DECISIONS.md; every one is configurable, these are the defaults. */
+/** Limits of every key (the product's decisions where the specification is silent); every one is
+ * configurable, these are the defaults. */
 export interface Limits {
   fileBytes: number;
   clipMinMs: number;
@@ -89,6 +91,8 @@ export interface ServerConfig {
    */
   livekit: LiveKitConfig | Promise<LiveKitConfig>;
   version: string;
+  /** The media's settings (codec, speech engines, worker replacement); defaults: see there. */
+  media?: MediaSettings;
   /** Heartbeat, loss and reply timing of a cluster (DATABASE_URL); defaults in cluster.ts. */
   cluster?: Partial<ClusterTiming>;
 }
@@ -96,39 +100,4 @@ export interface ServerConfig {
 export function defaultMaxSessions(): number {
   // Measured media cost is well under a core per session; keep headroom for the API and encoder.
   return Math.max(2, availableParallelism() * 4);
-}
-
-/** $VISAGE_WORKERS, else one media worker process per core: each has its own event loop. */
-export function defaultMediaWorkers(): number {
-  const raw = process.env.VISAGE_WORKERS;
-  if (raw === undefined || raw === '') return availableParallelism();
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error('VISAGE_WORKERS must be an integer >= 0');
-  return n;
-}
-
-export function defaultNodeId(): string {
-  return process.env.VISAGE_NODE_ID ?? hostname();
-}
-
-/** Positive integer from the environment, or the fallback; garbage is an error, not a default. */
-export function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-}
-
-export function limitsFromEnv(): Limits {
-  return {
-    ...DEFAULT_LIMITS,
-    idleTimeoutSeconds: envInt('VISAGE_IDLE_TIMEOUT_SECONDS', DEFAULT_LIMITS.idleTimeoutSeconds),
-    maxDurationSeconds: envInt('VISAGE_MAX_DURATION_SECONDS', DEFAULT_LIMITS.maxDurationSeconds),
-    defaultConcurrencyCap: envInt('VISAGE_DEFAULT_CAP', DEFAULT_LIMITS.defaultConcurrencyCap),
-    requestsPerSecond: envInt('VISAGE_RATE_PER_SECOND', DEFAULT_LIMITS.requestsPerSecond),
-    requestBurst: envInt('VISAGE_RATE_BURST', DEFAULT_LIMITS.requestBurst),
-    imageMaxPixels: envInt('VISAGE_IMAGE_MAX_PIXELS', DEFAULT_LIMITS.imageMaxPixels),
-    minFacePx: envInt('VISAGE_MIN_FACE_PX', DEFAULT_LIMITS.minFacePx),
-  };
 }

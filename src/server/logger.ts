@@ -18,7 +18,7 @@ export const REDACTED_PATHS = [
 export function createLogger(options: { level?: string; name?: string } = {}): Logger {
   return pino({
     name: options.name ?? 'visage',
-    level: options.level ?? process.env.VISAGE_LOG_LEVEL ?? 'info',
+    level: options.level ?? 'info',
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   });
 }

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
 import { LiveKitMediaCore } from '../media/session/index.js';
 import type { StartupProgress } from '../media/startupProgress.js';
-import type { TtsEngines } from '../media/tts/index.js';
+import type { AvatarVideoCodec } from '../media/session/index.js';
+import type { TtsEngines, TtsSettings } from '../media/tts/index.js';
 import { WorkerPoolMediaCore } from '../media/workerPool/index.js';
 
 export interface MediaCoreChoice {
@@ -17,6 +18,18 @@ export interface MediaCoreChoice {
   tts?: TtsEngines;
   /** Stored bytes the media reads by id (photo builds). */
   assets?: MediaAssets;
+  /** What the operator chose for the media (see MediaSettings). */
+  settings?: MediaSettings;
+}
+
+/** The operator's media settings, as the CLI read them. */
+export interface MediaSettings {
+  /** The avatars' video codec (default H.264). */
+  videoCodec?: AvatarVideoCodec;
+  /** Sessions a media worker process runs before a fresh one replaces it (default 100). */
+  maxSessionsPerWorker?: number;
+  /** The speech engines' settings: each process makes its engines from them. */
+  tts?: TtsSettings;
 }
 
 /**
@@ -30,8 +43,14 @@ export function mediaCoreFor(o: MediaCoreChoice): Promise<MediaCore> {
     cacheDir: o.cacheDir,
     progress: o.progress,
     assets: o.assets,
+    videoCodec: o.settings?.videoCodec,
   };
   return o.workers > 0
-    ? WorkerPoolMediaCore.create({ ...common, workers: o.workers })
+    ? WorkerPoolMediaCore.create({
+        ...common,
+        workers: o.workers,
+        maxSessionsPerWorker: o.settings?.maxSessionsPerWorker,
+        tts: o.settings?.tts,
+      })
     : LiveKitMediaCore.create({ ...common, tts: o.tts });
 }

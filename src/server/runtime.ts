@@ -77,7 +77,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     : acquireDataDirLock(config.dataDir, { pid: process.pid, role: 'server' });
   let store: Store | undefined;
   let cluster: Cluster | undefined;
-  const tts = options.tts ?? new TtsEngines();
+  const tts = options.tts ?? new TtsEngines(config.media?.tts);
   // Photo avatars' builds come from the file storage, open once the database is.
   let files: FileStorage | undefined;
   const assets: MediaAssets = {
@@ -94,6 +94,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         cacheDir: cacheDirOf(config.dataDir),
         progress: options.progress,
         assets,
+        settings: config.media,
       }),
   );
   // On its own thread, beside the other steps; it never fails the start (see speechModelPreload).

@@ -101,8 +101,12 @@ describe('command-line errors', () => {
     }
     // The media's settings (speech engine, video codec) are refused before anything starts.
     for (const [env, message] of [
-      [{ VISAGE_VIDEO_CODEC: 'av1' }, /VISAGE_VIDEO_CODEC must be one of h264, vp8 \(got "av1"\)/],
-      [{ VISAGE_TTS_ENGINE: 'polly' }, /unknown TTS engine "polly" \(VISAGE_TTS_ENGINE\)/],
+      [{ VISAGE_VIDEO_CODEC: 'av1' }, /VISAGE_VIDEO_CODEC must be one of h264, vp8 \(got 'av1'\)/],
+      [
+        { VISAGE_TTS_ENGINE: 'polly' },
+        /VISAGE_TTS_ENGINE must be one of espeak, elevenlabs, cartesia \(got 'polly'\)/,
+      ],
+      [{ VISAGE_WORKERS: 'two' }, /VISAGE_WORKERS must be a whole number ≥ 0 \(got 'two'\)/],
       [
         { VISAGE_TTS_ENGINE: 'elevenlabs', ELEVENLABS_API_KEY: '' },
         /TTS engine "elevenlabs" is not available: ELEVENLABS_API_KEY is not set/,

@@ -12,19 +12,6 @@ export type AvatarVideoCodec = (typeof AVATAR_VIDEO_CODECS)[number];
  */
 export const DEFAULT_AVATAR_VIDEO_CODEC: AvatarVideoCodec = 'h264';
 
-/** $VISAGE_VIDEO_CODEC, else the default; throws, naming the choices, on anything else. */
-export function avatarVideoCodecFromEnv(env: NodeJS.ProcessEnv = process.env): AvatarVideoCodec {
-  const raw = env.VISAGE_VIDEO_CODEC?.trim().toLowerCase();
-  if (!raw) return DEFAULT_AVATAR_VIDEO_CODEC;
-  const codec = AVATAR_VIDEO_CODECS.find((c) => c === raw);
-  if (!codec) {
-    throw new Error(
-      `VISAGE_VIDEO_CODEC must be one of ${AVATAR_VIDEO_CODECS.join(', ')} (got ${JSON.stringify(env.VISAGE_VIDEO_CODEC)})`,
-    );
-  }
-  return codec;
-}
-
 /** rtc-node's name for it, for TrackPublishOptions. */
 export function rtcVideoCodec(codec: AvatarVideoCodec): VideoCodec {
   return codec === 'h264' ? VideoCodec.H264 : VideoCodec.VP8;

@@ -1,10 +1,6 @@
 export { LiveKitMediaCore, type LiveKitMediaCoreOptions } from './liveKitMediaCore.js';
 export { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
-export {
-  AVATAR_VIDEO_CODECS,
-  avatarVideoCodecFromEnv,
-  type AvatarVideoCodec,
-} from './avatarVideoCodec.js';
+export { AVATAR_VIDEO_CODECS, type AvatarVideoCodec } from './avatarVideoCodec.js';
 // How the avatar's audio enters LiveKit (the tts bench publishes a baseline the same way).
 export { AUDIO_QUEUE_MS } from './liveKitMediaSession.js';
 export { FRAME_SAMPLES as AUDIO_FRAME_SAMPLES } from './speechPlayer.js';

@@ -29,7 +29,7 @@ import {
   type SpeechChannel,
 } from '../tts/index.js';
 import { applyRtcNodeLogLevel } from '../../rtcNodeLog.js';
-import { avatarVideoCodecFromEnv, type AvatarVideoCodec } from './avatarVideoCodec.js';
+import { DEFAULT_AVATAR_VIDEO_CODEC, type AvatarVideoCodec } from './avatarVideoCodec.js';
 import { LiveKitMediaSession } from './liveKitMediaSession.js';
 
 // rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
@@ -37,7 +37,7 @@ applyRtcNodeLogLevel();
 
 export interface LiveKitMediaCoreOptions {
   log: Logger;
-  /** The process's TTS engines; default: those configured in the environment. */
+  /** The process's TTS engines; default: espeak alone. */
   tts?: TtsEngines;
   agentAbsenceMs?: number;
   /** Bound on each stage of a start (room set-up, join, each publish, first frame). */
@@ -48,7 +48,7 @@ export interface LiveKitMediaCoreOptions {
   progress?: StartupProgress;
   /** Stored bytes (photo avatars' builds); without it only catalogue avatars can start. */
   assets?: MediaAssets;
-  /** The avatars' video codec; default $VISAGE_VIDEO_CODEC, else H.264. */
+  /** The avatars' video codec; default H.264. */
   videoCodec?: AvatarVideoCodec;
 }
 
@@ -66,7 +66,7 @@ export class LiveKitMediaCore implements MediaCore {
 
   private constructor(private readonly o: LiveKitMediaCoreOptions) {
     this.tts = o.tts ?? new TtsEngines();
-    this.videoCodec = o.videoCodec ?? avatarVideoCodecFromEnv();
+    this.videoCodec = o.videoCodec ?? DEFAULT_AVATAR_VIDEO_CODEC;
     this.photos = o.assets ? new PhotoAtlasCache(o.assets) : undefined;
   }
 

@@ -55,6 +55,7 @@ export {
   defaultTtsEngineId,
   TtsEngineUnavailableError,
   UnknownTtsEngineError,
+  type TtsSettings,
 } from './ttsEngineRegistry.js';
 export { TtsEngines } from './ttsEngines.js';
 export { TtsProviderError, TtsProviderUnavailableError } from './ttsProviderError.js';

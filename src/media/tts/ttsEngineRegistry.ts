@@ -25,14 +25,20 @@ export class TtsEngineUnavailableError extends Error {
 
 export const DEFAULT_TTS_ENGINE: TtsEngineId = 'espeak';
 
+/**
+ * The speech engines' settings by variable name (VISAGE_TTS_ENGINE, VISAGE_TTS_THREAD,
+ * ELEVENLABS_*, CARTESIA_*), as the CLI read them from the environment; unset ones are absent.
+ */
+export type TtsSettings = Readonly<Record<string, string | undefined>>;
+
 /** The engine `VISAGE_TTS_ENGINE` names (default espeak); throws UnknownTtsEngineError. */
-export function defaultTtsEngineId(env: NodeJS.ProcessEnv = process.env): TtsEngineId {
+export function defaultTtsEngineId(env: TtsSettings): TtsEngineId {
   const id = (env.VISAGE_TTS_ENGINE ?? '').trim().toLowerCase() || DEFAULT_TTS_ENGINE;
   if (!isTtsEngineId(id)) throw new UnknownTtsEngineError(id);
   return id;
 }
 
-function required(env: NodeJS.ProcessEnv, engineId: TtsEngineId, name: string): string {
+function required(env: TtsSettings, engineId: TtsEngineId, name: string): string {
   const value = env[name]?.trim();
   if (!value) throw new TtsEngineUnavailableError(engineId, `${name} is not set`);
   return value;
@@ -48,7 +54,7 @@ const PROVIDER_KEYS: Partial<Record<TtsEngineId, string>> = {
  * The default engine's settings, checked before anything starts (nothing is contacted): the
  * engine exists and a provider's key is set. Throws the errors `createTtsEngine` would.
  */
-export function checkTtsSettings(env: NodeJS.ProcessEnv = process.env): TtsEngineId {
+export function checkTtsSettings(env: TtsSettings): TtsEngineId {
   const id = defaultTtsEngineId(env);
   const key = PROVIDER_KEYS[id];
   if (key) required(env, id, key);
@@ -56,11 +62,11 @@ export function checkTtsSettings(env: NodeJS.ProcessEnv = process.env): TtsEngin
 }
 
 /**
- * Creates an engine from its settings in `env`. espeak: `VISAGE_TTS_THREAD=inline` synthesizes
+ * Creates an engine from its settings. espeak: `VISAGE_TTS_THREAD=inline` synthesizes
  * on the caller's thread (when sessions already run in worker threads); the default is one
  * shared synthesis thread. Providers: their API key (required), base URL and model.
  */
-export function createTtsEngine(id: TtsEngineId, env: NodeJS.ProcessEnv = process.env): TtsEngine {
+export function createTtsEngine(id: TtsEngineId, env: TtsSettings): TtsEngine {
   switch (id) {
     case 'espeak':
       return new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' });

@@ -1,4 +1,4 @@
-import { createTtsEngine, defaultTtsEngineId } from './ttsEngineRegistry.js';
+import { createTtsEngine, defaultTtsEngineId, type TtsSettings } from './ttsEngineRegistry.js';
 import type { TtsEngine, TtsEngineId } from './ttsEngine.js';
 
 /**
@@ -9,19 +9,22 @@ export class TtsEngines {
   readonly defaultId: TtsEngineId;
   private readonly engines = new Map<TtsEngineId, TtsEngine>();
 
-  /** `preset` engines are used as they are (tests, embedding); others come from `env`. */
+  /**
+   * Engines are made from `settings` (none: espeak alone); `preset` engines are used as they are
+   * (tests, embedding).
+   */
   constructor(
-    private readonly env: NodeJS.ProcessEnv = process.env,
+    private readonly settings: TtsSettings = {},
     preset: Partial<Record<TtsEngineId, TtsEngine>> = {},
   ) {
-    this.defaultId = defaultTtsEngineId(env);
+    this.defaultId = defaultTtsEngineId(settings);
     for (const [id, engine] of Object.entries(preset)) this.engines.set(id as TtsEngineId, engine);
   }
 
   get(id: TtsEngineId): TtsEngine {
     let engine = this.engines.get(id);
     if (!engine) {
-      engine = createTtsEngine(id, this.env);
+      engine = createTtsEngine(id, this.settings);
       this.engines.set(id, engine);
     }
     return engine;

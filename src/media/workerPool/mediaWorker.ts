@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import type { MediaSession } from '../mediaCore.js';
 import { LiveKitMediaCore } from '../session/index.js';
+import { TtsEngines } from '../tts/index.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
 import {
   remoteAssets,
@@ -53,6 +54,8 @@ export function runMediaWorker(): void {
       progress: init.reportProgress ? (step) => peer.emit('progress', step) : undefined,
       // Photo avatars' builds live in the API process's file storage.
       assets: remoteAssets(peer),
+      videoCodec: init.videoCodec,
+      tts: new TtsEngines(init.tts),
     });
     return { pid: process.pid, readyMs: performance.now() - started };
   });

@@ -8,7 +8,9 @@ import {
   type MediaSessionObserver,
   type MediaSessionSpec,
 } from '../mediaCore.js';
+import type { AvatarVideoCodec } from '../session/index.js';
 import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
+import type { TtsSettings } from '../tts/index.js';
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
 import { MediaWorkerProcess, type WorkerExit } from './mediaWorkerProcess.js';
 import { RemoteMediaSession } from './remoteMediaSession.js';
@@ -38,10 +40,14 @@ export interface WorkerPoolOptions {
   /**
    * Sessions a worker runs before a fresh process replaces it (it finishes the sessions it has,
    * then exits). rtc-node keeps native memory for every room it has been in (livekit/node-sdks
-   * #514, about 0.2 to 0.4 MB a room here), so only a new process gives it back. Default
-   * $VISAGE_WORKER_MAX_SESSIONS, else 100; 0 never replaces them.
+   * #514, about 0.2 to 0.4 MB a room here), so only a new process gives it back. Default 100;
+   * 0 never replaces them.
    */
   maxSessionsPerWorker?: number;
+  /** The avatars' video codec (default H.264). */
+  videoCodec?: AvatarVideoCodec;
+  /** The workers' speech engines' settings (default: espeak alone). */
+  tts?: TtsSettings;
 }
 
 /** Sessions a worker runs before it is replaced, unless told otherwise (see above). */
@@ -75,7 +81,7 @@ export class WorkerPoolMediaCore implements MediaCore {
 
   private constructor(private readonly o: WorkerPoolOptions) {
     this.workers = Array.from({ length: o.workers }, () => undefined);
-    this.maxSessionsPerWorker = o.maxSessionsPerWorker ?? maxSessionsFromEnv();
+    this.maxSessionsPerWorker = o.maxSessionsPerWorker ?? DEFAULT_MAX_SESSIONS_PER_WORKER;
   }
 
   /** Starts every worker at once and resolves when all are ready. */
@@ -220,6 +226,8 @@ export class WorkerPoolMediaCore implements MediaCore {
       stageTimeoutMs: this.o.stageTimeoutMs,
       logLevel: this.o.log.level as WorkerInit['logLevel'],
       reportProgress: how.progress !== undefined,
+      videoCodec: this.o.videoCodec,
+      tts: this.o.tts,
     };
     const worker = await MediaWorkerProcess.start({
       init,
@@ -316,14 +324,4 @@ function startError(err: unknown, worker: number): Error {
     return new MediaUnavailableError(`media worker ${worker} exited while starting the session`);
   }
   return err instanceof Error ? err : new Error(String(err));
-}
-
-function maxSessionsFromEnv(): number {
-  const raw = process.env.VISAGE_WORKER_MAX_SESSIONS;
-  if (raw === undefined || raw === '') return DEFAULT_MAX_SESSIONS_PER_WORKER;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new Error(`VISAGE_WORKER_MAX_SESSIONS must be a whole number ≥ 0 (got '${raw}')`);
-  }
-  return n;
 }

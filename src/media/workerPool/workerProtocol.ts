@@ -19,7 +19,9 @@ import type {
   MediaSessionSpec,
   SpeechItem,
 } from '../mediaCore.js';
+import type { AvatarVideoCodec } from '../session/index.js';
 import type { StartupStep } from '../startupProgress.js';
+import type { TtsSettings } from '../tts/index.js';
 import type { IpcPeer } from './ipcPeer.js';
 
 export interface WorkerInit {
@@ -33,6 +35,10 @@ export interface WorkerInit {
   logLevel: Level | 'silent';
   /** Whether to send `progress` events for its start-up steps. */
   reportProgress: boolean;
+  /** The avatars' video codec. */
+  videoCodec?: AvatarVideoCodec;
+  /** The speech engines' settings (they hold providers' keys: never logged). */
+  tts?: TtsSettings;
 }
 
 export interface WorkerReady {
