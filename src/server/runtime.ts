@@ -50,7 +50,7 @@ export interface StartOptions {
   media?: MediaCore | Promise<MediaCore>;
   /** Told about each start-up step (database, avatars, TTS) as it starts and ends. */
   progress?: StartupProgress;
-  /** TTS engines (new voices use the default); default: from the environment. */
+  /** TTS engines (new voices use the default); default: made from `config.media.tts`. */
   tts?: TtsEngines;
   /**
    * Prepare voice making during start-up (a reported step, `voices`: the voice-activity model and
