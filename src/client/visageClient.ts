@@ -77,7 +77,9 @@ interface Call {
 export class VisageClient {
   readonly baseUrl: string;
   private readonly apiKey: string;
-  private readonly o: Required<Omit<VisageClientOptions, 'dispatcher' | 'apiKey' | 'baseUrl'>> & {
+  private readonly config: Required<
+    Omit<VisageClientOptions, 'dispatcher' | 'apiKey' | 'baseUrl'>
+  > & {
     dispatcher?: Dispatcher;
   };
 
@@ -91,7 +93,7 @@ export class VisageClient {
       process.env.VISAGE_API_URL ??
       'http://127.0.0.1:8080'
     ).replace(/\/+$/, '');
-    this.o = {
+    this.config = {
       timeoutMs: options.timeoutMs ?? 30_000,
       maxRetries: options.maxRetries ?? 2,
       maxRetryAfterSeconds: options.maxRetryAfterSeconds ?? 30,
@@ -251,10 +253,10 @@ export class VisageClient {
         return await this.exchange(call);
       } catch (err) {
         if (!(err instanceof VisageApiError) || err.status !== 429) throw err;
-        const maxRetries = call.options?.maxRetries ?? this.o.maxRetries;
+        const maxRetries = call.options?.maxRetries ?? this.config.maxRetries;
         if (!RETRIED_CODES.has(err.code) || attempt >= maxRetries) throw err;
         const wait = err.retryAfterSeconds ?? FALLBACK_RETRY_AFTER_SECONDS;
-        if (wait > this.o.maxRetryAfterSeconds) throw err;
+        if (wait > this.config.maxRetryAfterSeconds) throw err;
         await sleep(wait * 1000, call.options?.signal);
       }
     }
@@ -276,7 +278,7 @@ export class VisageClient {
     } else if (call.contentType) {
       headers['content-type'] = call.contentType;
     }
-    const timeout = AbortSignal.timeout(call.options?.timeoutMs ?? this.o.timeoutMs);
+    const timeout = AbortSignal.timeout(call.options?.timeoutMs ?? this.config.timeoutMs);
     const signal = call.options?.signal ? AbortSignal.any([call.options.signal, timeout]) : timeout;
     // undici's own request API, not fetch: the same exchange runs less code (no WHATWG
     // Request/Response/streams). An agent calls speak and interrupt now and then, so its calls
@@ -289,7 +291,7 @@ export class VisageClient {
         headers,
         body: body as never,
         signal,
-        ...(this.o.dispatcher ? { dispatcher: this.o.dispatcher } : {}),
+        ...(this.config.dispatcher ? { dispatcher: this.config.dispatcher } : {}),
       });
     } catch (err) {
       if (call.options?.signal?.aborted) throw call.options.signal.reason;

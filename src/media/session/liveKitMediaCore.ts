@@ -64,10 +64,10 @@ export class LiveKitMediaCore implements MediaCore {
 
   private readonly videoCodec: AvatarVideoCodec;
 
-  private constructor(private readonly o: LiveKitMediaCoreOptions) {
-    this.tts = o.tts ?? new TtsEngines();
-    this.videoCodec = o.videoCodec ?? DEFAULT_AVATAR_VIDEO_CODEC;
-    this.photos = o.assets ? new PhotoAtlasCache(o.assets) : undefined;
+  private constructor(private readonly options: LiveKitMediaCoreOptions) {
+    this.tts = options.tts ?? new TtsEngines();
+    this.videoCodec = options.videoCodec ?? DEFAULT_AVATAR_VIDEO_CODEC;
+    this.photos = options.assets ? new PhotoAtlasCache(options.assets) : undefined;
   }
 
   /**
@@ -106,7 +106,7 @@ export class LiveKitMediaCore implements MediaCore {
   }
 
   async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
-    const log = this.o.log.child({ session_id: spec.sessionId });
+    const log = this.options.log.child({ session_id: spec.sessionId });
     // The voice speaks with the engine that made it, whatever the default is now.
     let speech: SpeechChannel;
     try {
@@ -138,8 +138,8 @@ export class LiveKitMediaCore implements MediaCore {
         speech,
         renderer: face.renderer,
         log,
-        agentAbsenceMs: this.o.agentAbsenceMs ?? 10_000,
-        stageTimeoutMs: this.o.stageTimeoutMs ?? 10_000,
+        agentAbsenceMs: this.options.agentAbsenceMs ?? 10_000,
+        stageTimeoutMs: this.options.stageTimeoutMs ?? 10_000,
         videoCodec: this.videoCodec,
         lifecycle: {
           opened: (s) => this.sessions.set(spec.sessionId, s),

@@ -103,10 +103,10 @@ export class LiveKitMediaSession implements MediaSession {
   private agentAbsence: NodeJS.Timeout | undefined;
   private firstFrame: (() => void) | undefined;
 
-  private constructor(private readonly o: LiveKitMediaSessionOptions) {
-    this.renderer = o.renderer;
-    this.agentState = o.spec.publishOnBehalf
-      ? new AgentStateWatcher(o.spec.publishOnBehalf, o.log)
+  private constructor(private readonly options: LiveKitMediaSessionOptions) {
+    this.renderer = options.renderer;
+    this.agentState = options.spec.publishOnBehalf
+      ? new AgentStateWatcher(options.spec.publishOnBehalf, options.log)
       : undefined;
     this.videoSource = new VideoSource(this.renderer.width, this.renderer.height);
     this.chat = new ChatPublisher(
@@ -116,7 +116,7 @@ export class LiveKitMediaSession implements MediaSession {
         sendText: (text, opts) => this.room.localParticipant!.sendText(text, opts),
       },
       () => this.audioTrackSid,
-      o.log,
+      options.log,
     );
     this.player = new SpeechPlayer(
       {
@@ -129,9 +129,9 @@ export class LiveKitMediaSession implements MediaSession {
         started: (u) => u.text !== null && this.chat.started(u),
         progress: (u, heard) => u.text !== null && this.chat.progress(u, heard),
         finished: (u, outcome) => u.text !== null && this.chat.finished(u, outcome),
-        speakingChanged: (speaking) => o.observer.speakingChanged(speaking),
+        speakingChanged: (speaking) => options.observer.speakingChanged(speaking),
       },
-      o.log,
+      options.log,
     );
     this.video = new VideoLoop(this.renderer.recommendedFps.active, () => this.renderFrame());
   }
@@ -163,7 +163,7 @@ export class LiveKitMediaSession implements MediaSession {
   }
 
   speak(item: SpeechItem): void {
-    this.player.enqueue(speechUtterance(item.utteranceId, item.text, this.o.speech));
+    this.player.enqueue(speechUtterance(item.utteranceId, item.text, this.options.speech));
   }
 
   playAudio(item: AudioItem): void {
@@ -187,7 +187,7 @@ export class LiveKitMediaSession implements MediaSession {
     clearTimeout(this.agentAbsence);
     this.video.stop();
     this.player.close();
-    this.o.speech.close();
+    this.options.speech.close();
     // Let the last lk.chat final out before leaving (bounded: never hang on a dead room).
     await Promise.race([this.chat.flushed(), sleep(500)]);
     // Bounded: under load rtc-node's disconnect was seen to never return for a connection whose
@@ -202,16 +202,16 @@ export class LiveKitMediaSession implements MediaSession {
       LEAVE_TIMEOUT_MS,
       `leaving the room took longer than ${LEAVE_TIMEOUT_MS / 1000} s`,
     ).catch((err: unknown) =>
-      this.o.log.warn({ err }, 'the avatar did not leave the room cleanly; moving on'),
+      this.options.log.warn({ err }, 'the avatar did not leave the room cleanly; moving on'),
     );
-    const { livekit } = this.o.spec;
-    if (this.o.spec.ownsRoom && !('token' in livekit)) {
+    const { livekit } = this.options.spec;
+    if (this.options.spec.ownsRoom && !('token' in livekit)) {
       // The room was made for this session alone; without this it would wait out its timeout.
       await this.roomService(livekit)
-        .deleteRoom(this.o.spec.roomName)
-        .catch((err: unknown) => this.o.log.debug({ err }, 'could not delete the room'));
+        .deleteRoom(this.options.spec.roomName)
+        .catch((err: unknown) => this.options.log.debug({ err }, 'could not delete the room'));
     }
-    this.o.lifecycle?.closed(this);
+    this.options.lifecycle?.closed(this);
   }
 
   private roomService(livekit: {
@@ -219,14 +219,14 @@ export class LiveKitMediaSession implements MediaSession {
     apiKey: string;
     apiSecret: string;
   }): RoomServiceClient {
-    const timeoutS = Math.max(1, Math.ceil(this.o.stageTimeoutMs / 1000));
+    const timeoutS = Math.max(1, Math.ceil(this.options.stageTimeoutMs / 1000));
     return new RoomServiceClient(livekit.url, livekit.apiKey, livekit.apiSecret, {
       requestTimeout: timeoutS,
     });
   }
 
   private async join(): Promise<void> {
-    const { spec, log, stageTimeoutMs } = this.o;
+    const { spec, log, stageTimeoutMs } = this.options;
     // How long each step of the join took (ms), for the log line below and the bench.
     const steps: Record<string, number> = {};
     let stepStart = performance.now();
@@ -267,7 +267,7 @@ export class LiveKitMediaSession implements MediaSession {
       const name = DisconnectReason[reason] ?? String(reason);
       const closed =
         reason === DisconnectReason.ROOM_DELETED || reason === DisconnectReason.ROOM_CLOSED;
-      this.o.observer.ended(
+      this.options.observer.ended(
         closed ? 'room_closed' : 'error',
         `the avatar was disconnected from the room: ${name}`,
       );
@@ -302,7 +302,7 @@ export class LiveKitMediaSession implements MediaSession {
           new TrackPublishOptions({
             source: TrackSource.SOURCE_CAMERA,
             simulcast: false,
-            videoCodec: rtcVideoCodec(this.o.videoCodec),
+            videoCodec: rtcVideoCodec(this.options.videoCodec),
             videoEncoding: {
               maxBitrate: VIDEO_MAX_BITRATE,
               maxFramerate: this.renderer.recommendedFps.active,
@@ -382,12 +382,12 @@ export class LiveKitMediaSession implements MediaSession {
   }
 
   private left(p: RemoteParticipant): void {
-    const agent = this.o.spec.publishOnBehalf;
+    const agent = this.options.spec.publishOnBehalf;
     if (!agent || p.identity !== agent || this.closing) return;
     clearTimeout(this.agentAbsence);
     this.agentAbsence = setTimeout(
-      () => this.o.observer.ended('agent_left', `${agent} left the room`),
-      this.o.agentAbsenceMs,
+      () => this.options.observer.ended('agent_left', `${agent} left the room`),
+      this.options.agentAbsenceMs,
     );
     this.agentAbsence.unref();
   }

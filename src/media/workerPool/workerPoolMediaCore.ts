@@ -79,9 +79,9 @@ export class WorkerPoolMediaCore implements MediaCore {
   private readonly replacing = new Set<number>();
   private readonly maxSessionsPerWorker: number;
 
-  private constructor(private readonly o: WorkerPoolOptions) {
-    this.workers = Array.from({ length: o.workers }, () => undefined);
-    this.maxSessionsPerWorker = o.maxSessionsPerWorker ?? DEFAULT_MAX_SESSIONS_PER_WORKER;
+  private constructor(private readonly options: WorkerPoolOptions) {
+    this.workers = Array.from({ length: options.workers }, () => undefined);
+    this.maxSessionsPerWorker = options.maxSessionsPerWorker ?? DEFAULT_MAX_SESSIONS_PER_WORKER;
   }
 
   /** Starts every worker at once and resolves when all are ready. */
@@ -185,14 +185,14 @@ export class WorkerPoolMediaCore implements MediaCore {
     const limit = this.maxSessionsPerWorker;
     if (limit === 0 || served < limit || this.replacing.has(worker.index) || this.closing) return;
     this.replacing.add(worker.index);
-    this.o.log.info(
+    this.options.log.info(
       { worker: worker.index, worker_pid: worker.pid, sessions_served: served },
       'media worker served its share of sessions; starting a fresh process to replace it',
     );
     // Until the replacement is ready the old process keeps taking sessions.
     this.startWorker(worker.index)
       .catch((err: unknown) =>
-        this.o.log.error({ err, worker: worker.index }, 'replacing a media worker failed'),
+        this.options.log.error({ err, worker: worker.index }, 'replacing a media worker failed'),
       )
       .finally(() => this.replacing.delete(worker.index));
   }
@@ -221,18 +221,18 @@ export class WorkerPoolMediaCore implements MediaCore {
   ): Promise<void> {
     const init: WorkerInit = {
       index,
-      cacheDir: this.o.cacheDir,
-      agentAbsenceMs: this.o.agentAbsenceMs,
-      stageTimeoutMs: this.o.stageTimeoutMs,
-      logLevel: this.o.log.level as WorkerInit['logLevel'],
+      cacheDir: this.options.cacheDir,
+      agentAbsenceMs: this.options.agentAbsenceMs,
+      stageTimeoutMs: this.options.stageTimeoutMs,
+      logLevel: this.options.log.level as WorkerInit['logLevel'],
       reportProgress: how.progress !== undefined,
-      videoCodec: this.o.videoCodec,
-      tts: this.o.tts,
+      videoCodec: this.options.videoCodec,
+      tts: this.options.tts,
     };
     const worker = await MediaWorkerProcess.start({
       init,
-      log: this.o.log,
-      assets: this.o.assets,
+      log: this.options.log,
+      assets: this.options.assets,
       progress: how.progress,
       initAfter: how.initAfter,
     });
@@ -251,7 +251,7 @@ export class WorkerPoolMediaCore implements MediaCore {
     void worker.exited.then((exit) => this.workerExited(worker, exit));
     if (replaced?.alive) {
       this.retiring.add(replaced);
-      this.o.log.info(
+      this.options.log.info(
         { worker: index, worker_pid: worker.pid, replaced_pid: replaced.pid },
         'fresh media worker ready; the one it replaces exits after its last session',
       );
@@ -272,13 +272,13 @@ export class WorkerPoolMediaCore implements MediaCore {
     const lost = [...this.sessions.values()].filter((s) => s.worker === worker);
     const how = exit.signal ?? `code ${exit.code}`;
     if (retired && lost.length === 0) {
-      this.o.log.info(
+      this.options.log.info(
         { worker: worker.index, worker_pid: worker.pid },
         'replaced media worker exited',
       );
       return;
     }
-    this.o.log.error(
+    this.options.log.error(
       {
         worker: worker.index,
         worker_pid: worker.pid,
@@ -294,7 +294,7 @@ export class WorkerPoolMediaCore implements MediaCore {
       s.ended('error', `its media worker process exited (${how})`);
     }
     // A replaced worker's slot already has its successor.
-    if (!retired) this.scheduleRestart(worker.index, this.o.restartDelayMs ?? 1_000);
+    if (!retired) this.scheduleRestart(worker.index, this.options.restartDelayMs ?? 1_000);
   }
 
   private scheduleRestart(index: number, delayMs: number): void {
@@ -302,9 +302,9 @@ export class WorkerPoolMediaCore implements MediaCore {
       this.restartTimers.delete(timer);
       if (this.closing) return;
       this.startWorker(index).then(
-        () => this.o.log.info({ worker: index }, 'media worker started again'),
+        () => this.options.log.info({ worker: index }, 'media worker started again'),
         (err: unknown) => {
-          this.o.log.error({ err, worker: index }, 'media worker failed to start again');
+          this.options.log.error({ err, worker: index }, 'media worker failed to start again');
           this.scheduleRestart(index, Math.min(delayMs * 2, MAX_RESTART_DELAY_MS));
         },
       );

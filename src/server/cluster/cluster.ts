@@ -115,14 +115,15 @@ export class Cluster {
   /** Commands applied lately (id -> when), so that none is applied twice. */
   private readonly applied = new Map<string, number>();
 
-  private constructor(private readonly o: ClusterOptions) {
-    if (!o.store.cluster) throw new Error('a cluster needs a PostgreSQL server (DATABASE_URL)');
-    this.db = o.store.cluster;
-    this.timing = { ...DEFAULT_CLUSTER_TIMING, ...o.timing };
+  private constructor(private readonly options: ClusterOptions) {
+    if (!options.store.cluster)
+      throw new Error('a cluster needs a PostgreSQL server (DATABASE_URL)');
+    this.db = options.store.cluster;
+    this.timing = { ...DEFAULT_CLUSTER_TIMING, ...options.timing };
   }
 
   get nodeId(): string {
-    return this.o.nodeId;
+    return this.options.nodeId;
   }
 
   /**
@@ -166,7 +167,7 @@ export class Cluster {
   placement(handoff: Extract<Placement, { kind: 'cluster' }>['handoff']): Placement {
     return {
       kind: 'cluster',
-      self: this.o.nodeId,
+      self: this.options.nodeId,
       // A node silent for half the time that declares it lost is probably going away.
       liveWithinMs: this.timing.lostAfterMs / 2,
       handoff,
@@ -175,7 +176,7 @@ export class Cluster {
 
   /** Hands a command over without waiting for its answer (an `end`: stop the avatar now). */
   async send(c: Omit<NewCommand, 'id' | 'replyNode'>): Promise<void> {
-    await this.db.insertCommand({ ...c, id: newCommandId(), replyNode: this.o.nodeId });
+    await this.db.insertCommand({ ...c, id: newCommandId(), replyNode: this.options.nodeId });
   }
 
   /**
@@ -190,7 +191,7 @@ export class Cluster {
     const id = newCommandId();
     const expected = this.expectReply(id);
     try {
-      await this.db.insertCommand({ ...c, id, replyNode: this.o.nodeId });
+      await this.db.insertCommand({ ...c, id, replyNode: this.options.nodeId });
     } catch (err) {
       expected.forget();
       throw err;
@@ -237,8 +238,8 @@ export class Cluster {
 
   /** No new sessions are placed here from now on. */
   async drain(): Promise<void> {
-    await this.db.setDraining(this.o.nodeId, this.instance).catch((err: unknown) => {
-      this.o.log.warn({ err }, 'could not mark this node draining');
+    await this.db.setDraining(this.options.nodeId, this.instance).catch((err: unknown) => {
+      this.options.log.warn({ err }, 'could not mark this node draining');
     });
   }
 
@@ -252,8 +253,8 @@ export class Cluster {
     await this.claimCommandsNow().catch(() => undefined);
     this.left = true;
     await this.listener?.close();
-    await this.db.deregister(this.o.nodeId, this.instance).catch((err: unknown) => {
-      this.o.log.warn({ err }, 'could not remove this node from the cluster table');
+    await this.db.deregister(this.options.nodeId, this.instance).catch((err: unknown) => {
+      this.options.log.warn({ err }, 'could not remove this node from the cluster table');
     });
     for (const id of [...this.replies.keys()]) {
       this.settle(id, (p) => p.reject(new Error('this node is shutting down')));
@@ -261,18 +262,22 @@ export class Cluster {
   }
 
   private async register(): Promise<void> {
-    const node = { id: this.o.nodeId, instance: this.instance, capacity: this.o.capacity };
+    const node = {
+      id: this.options.nodeId,
+      instance: this.instance,
+      capacity: this.options.capacity,
+    };
     const until = Date.now() + this.timing.lostAfterMs * 2;
     let said = false;
     while (!(await this.db.register(node, this.timing.lostAfterMs))) {
       if (Date.now() > until) {
         throw new Error(
-          `another live node uses the node id "${this.o.nodeId}"; give each node its own VISAGE_NODE_ID`,
+          `another live node uses the node id "${this.options.nodeId}"; give each node its own VISAGE_NODE_ID`,
         );
       }
       if (!said) {
-        this.o.log.warn(
-          { node_id: this.o.nodeId },
+        this.options.log.warn(
+          { node_id: this.options.nodeId },
           'a previous instance of this node still has a recent heartbeat; waiting for it to fall silent',
         );
         said = true;
@@ -284,7 +289,7 @@ export class Cluster {
   private notified(channel: string, payload: string): void {
     if (channel === RECONCILE_CHANNEL) {
       void this.applier?.reconcile().catch((err: unknown) => {
-        this.o.log.error({ err }, 'reconciliation failed');
+        this.options.log.error({ err }, 'reconciliation failed');
       });
       return;
     }
@@ -305,7 +310,7 @@ export class Cluster {
           () => undefined, // polled again shortly
         );
       }
-    } else this.o.log.warn({ payload: n.unknown }, 'unknown cluster notification');
+    } else this.options.log.warn({ payload: n.unknown }, 'unknown cluster notification');
   }
 
   private settle(id: string, how: (p: PendingReply) => void): void {
@@ -320,7 +325,7 @@ export class Cluster {
   /** Claims and applies this node's pending commands; one claim at a time, in order. */
   private claimCommands(): void {
     this.claimCommandsNow().catch((err: unknown) => {
-      this.o.log.warn({ err }, 'could not claim commands (retried at the next heartbeat)');
+      this.options.log.warn({ err }, 'could not claim commands (retried at the next heartbeat)');
     });
   }
 
@@ -334,7 +339,7 @@ export class Cluster {
     try {
       do {
         this.claimAgain = false;
-        const commands = await this.db.claimCommands(this.o.nodeId);
+        const commands = await this.db.claimCommands(this.options.nodeId);
         // Applied in order: each is queued on its session before the next is looked at.
         for (const c of commands) if (!this.applied.has(c.id)) this.applyAndReply(c);
       } while (this.claimAgain);
@@ -360,14 +365,17 @@ export class Cluster {
         (err: unknown) => {
           const reply = errorReply(err);
           if (reply.error.code === 'internal') {
-            this.o.log.error({ err, command: c.kind, session_id: c.sessionId }, 'a command failed');
+            this.options.log.error(
+              { err, command: c.kind, session_id: c.sessionId },
+              'a command failed',
+            );
           }
           return reply;
         },
       )
       .then((reply) => this.db.reply(c.id, c.replyNode, reply))
       .catch((err: unknown) => {
-        this.o.log.warn({ err, command: c.kind, session_id: c.sessionId }, 'could not reply');
+        this.options.log.warn({ err, command: c.kind, session_id: c.sessionId }, 'could not reply');
       });
   }
 
@@ -381,16 +389,16 @@ export class Cluster {
     }
     let alive: boolean;
     try {
-      alive = await this.db.heartbeat(this.o.nodeId, this.instance);
+      alive = await this.db.heartbeat(this.options.nodeId, this.instance);
     } catch (err) {
       if (this.healthySince !== undefined) {
-        this.o.log.warn({ err }, 'heartbeat failed: the database is unavailable; retrying');
+        this.options.log.warn({ err }, 'heartbeat failed: the database is unavailable; retrying');
       }
       this.healthySince = undefined;
       return;
     }
     if (this.healthySince === undefined) {
-      this.o.log.info('heartbeat: the database is back');
+      this.options.log.info('heartbeat: the database is back');
       this.healthySince = Date.now();
       // The others could not heartbeat either, and may be slower to get back: one of them may
       // have a connection attempt from the outage to wait out first (POSTGRES_CONNECT_TIMEOUT_MS)
@@ -403,18 +411,18 @@ export class Cluster {
       this.claimCommands();
       // Ends that could not be recorded meanwhile are recorded now (their slots free).
       void this.applier?.reconcile().catch((err: unknown) => {
-        this.o.log.warn({ err }, 'reconciliation failed');
+        this.options.log.warn({ err }, 'reconciliation failed');
       });
     }
     if (!alive) {
-      this.o.log.error(
-        { node_id: this.o.nodeId },
+      this.options.log.error(
+        { node_id: this.options.nodeId },
         'this node was declared lost by the cluster (its sessions were ended); joining again',
       );
       this.healthySince = Date.now();
       this.sweepNotBefore = this.healthySince + this.timing.lostAfterMs;
       await this.register().catch((err: unknown) => {
-        this.o.log.error({ err }, 'could not join the cluster again');
+        this.options.log.error({ err }, 'could not join the cluster again');
       });
       await this.applier?.reconcile().catch(() => undefined);
       return;
@@ -423,23 +431,23 @@ export class Cluster {
     // not heartbeat either. It sweeps only after `lostAfterMs` of its own good heartbeats, and
     // after an outage also only once the others have had time to get back (`sweepNotBefore`).
     if (Date.now() < this.sweepNotBefore) return;
-    await this.sweep().catch((err: unknown) => this.o.log.warn({ err }, 'sweep failed'));
+    await this.sweep().catch((err: unknown) => this.options.log.warn({ err }, 'sweep failed'));
     // A NOTIFY lost while the connection was changing hands: look for waiting commands anyway.
     this.claimCommands();
   }
 
   private async sweep(): Promise<void> {
-    const loss = await this.db.sweep(this.o.nodeId, this.timing.lostAfterMs, NODE_LOST_REPLY);
+    const loss = await this.db.sweep(this.options.nodeId, this.timing.lostAfterMs, NODE_LOST_REPLY);
     if (!loss) return;
     for (const node of loss.nodes) {
       const sessions = loss.sessions.filter((s) => s.nodeId === node.id).map((s) => s.id);
-      this.o.log.warn(
+      this.options.log.warn(
         { lost_node: node.id, last_heartbeat: node.lastHeartbeat.toISOString(), sessions },
         `node lost: no heartbeat for ${this.timing.lostAfterMs / 1000} s; its sessions ended (error)`,
       );
     }
     for (const s of loss.sessions) {
-      this.o.log.warn(
+      this.options.log.warn(
         { session_id: s.id, lost_node: s.nodeId, end_reason: 'error' },
         'session ended: its node was lost',
       );
