@@ -1,0 +1,104 @@
+/**
+ * A burst of creates against keys at their cap, as a retry storm sends them (issue 34): three
+ * keys with a cap of 3, 300 `POST /v1/sessions` at once, and `GET /healthz` probed every 20 ms
+ * beside it. One Visage node as `visage dev` runs it (bench/support/burstNode.ts: the embedded
+ * database, the embedded LiveKit server in its own process, the real media core in one worker
+ * process): the 9 creates that fit start real avatars. Printed beside the figures measured before the fast refusal
+ * (bench/support/burstBaseline.ts); the goals: a 429 under 50 ms and `/healthz` under 100 ms at
+ * p99, and the creates that succeed as fast as a create alone. Beside them, the floor: the same
+ * burst against a server that answers without doing anything, which says what this machine and
+ * this client cost by themselves (on a loaded machine, more than the goals). The cluster's burst
+ * (PostgreSQL) is in cluster.bench.ts.
+ *
+ *   BENCH_BURST_ROUNDS   bursts (default 3; 1 with --quick)
+ *   BENCH_BURST_PROFILE  a directory: the node writes a CPU profile of its run there
+ *
+ * Run through `npm run bench -- burst` (inside the benchmark network namespace).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { BURST_BEFORE } from './support/burstBaseline.js';
+import {
+  burstFigures,
+  createBurst,
+  floorBurst,
+  printBurst,
+  type BurstResult,
+} from './support/createBurst.js';
+import { QUICK, median, recordFigures } from './support/figures.js';
+import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
+
+const address = process.env.VISAGE_TEST_ADDRESS;
+if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
+const ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? (QUICK ? 1 : 3));
+const KEYS = 3;
+const CAP = 3;
+const CREATES = 300;
+// Bound the whole run: a stuck node must not hang `npm run bench`.
+setTimeout(() => {
+  console.error('burst bench: took longer than 5 minutes; giving up');
+  process.exit(1);
+}, 300_000).unref();
+
+const profile = process.env.BENCH_BURST_PROFILE;
+const child = spawn(
+  process.execPath,
+  [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    '--import',
+    'tsx',
+    'bench/support/burstNode.ts',
+    address,
+    String(KEYS),
+    String(CAP),
+  ],
+  { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
+);
+const ready = (await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next())
+  .value as string | undefined;
+if (!ready) throw new Error('the node exited before it was ready');
+const node = JSON.parse(ready) as { apiUrl: string; secrets: string[] };
+try {
+  const secrets = node.secrets;
+
+  // A create alone (and its delete), for the creates within the burst to be compared with.
+  const alone: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${node.apiUrl}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secrets[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' }),
+    });
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    if (res.status !== 201) throw new Error(`a create alone answered ${res.status}`);
+    alone.push(performance.now() - t0);
+    await fetch(`${node.apiUrl}/v1/sessions/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${secrets[0]}` },
+    });
+  }
+
+  const results: BurstResult[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const r = await createBurst({ nodes: [node.apiUrl], secrets, creates: CREATES });
+    if (r.created.length !== KEYS * CAP || Object.keys(r.otherStatuses).length > 0) {
+      throw new Error(
+        `the cap did not hold: ${r.created.length} created, others ${JSON.stringify(r.otherStatuses)}`,
+      );
+    }
+    results.push(r);
+  }
+  const now = burstFigures(results);
+  const floor = await floorBurst(CREATES, KEYS, ROUNDS);
+  console.log(
+    `\n${CREATES} creates at once against ${KEYS} keys with a cap of ${CAP}, one node (embedded database), ${ROUNDS} burst(s); a create alone: ${median(alone).toFixed(0)} ms (median of 3)`,
+  );
+  printBurst(BURST_BEFORE.embedded, now, results, floor);
+  await recordFigures('burst', { embedded: now, floor, createAloneMs: median(alone) });
+} finally {
+  child.stdin!.write('quit\n');
+  await once(child, 'exit');
+}
+process.exit(0);
