@@ -1,5 +1,5 @@
 import { checkTtsSettings, type TtsSettings } from '../media/tts/index.js';
-import type { MediaSettings } from '../server/mediaCoreFor.js';
+import type { MediaSettings } from '../server/startMediaCore.js';
 import type { Environment } from './environment.js';
 import { UsageError } from './usage.js';
 

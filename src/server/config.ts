@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ClusterTiming } from './cluster/cluster.js';
-import type { MediaSettings } from './mediaCoreFor.js';
+import type { MediaSettings } from './startMediaCore.js';
 
 /** Limits of every key (the product's decisions where the specification is silent); every one is
  * configurable, these are the defaults. */

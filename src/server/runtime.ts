@@ -17,7 +17,7 @@ import { acquireDataDirLock } from './dataDirLock.js';
 import { fileStorageFor, type FileStorage } from './fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
-import { mediaCoreFor } from './mediaCoreFor.js';
+import { startMediaCore } from './startMediaCore.js';
 import { SessionManager } from './sessionManager.js';
 import { preloadSpeechModel } from './speechModelPreload.js';
 import { StockPreviews } from './stockPreviews.js';
@@ -86,7 +86,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
   const mediaStarting = Promise.resolve(
     options.media ??
-      mediaCoreFor({
+      startMediaCore({
         workers: config.mediaWorkers ?? 0,
         log,
         tts,

@@ -36,7 +36,7 @@ export interface MediaSettings {
  * The node's media core: avatars in LiveKit rooms, in `workers` worker processes (one event
  * loop each), or in this process when `workers` is 0.
  */
-export function mediaCoreFor(o: MediaCoreChoice): Promise<MediaCore> {
+export function startMediaCore(o: MediaCoreChoice): Promise<MediaCore> {
   const common = {
     log: o.log,
     agentAbsenceMs: o.agentAbsenceMs,
