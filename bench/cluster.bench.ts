@@ -4,6 +4,8 @@
  * speak and interrupt sent alternately to the node that runs it and to the other one (which
  * hands the call over through PostgreSQL: a command row, NOTIFY, the owner's reply, NOTIFY
  * back). Latency is the HTTP round trip seen by the caller, measured the same way for both.
+ * Then a burst of creates over both nodes (bench/support/createBurst.ts: 300 at once against 3
+ * keys with a cap of 3, /healthz probed on both beside it), as burst.bench.ts does on one node.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
 import { startLivekitProcess } from '../src/cli/livekitProcess.js';
@@ -12,6 +14,14 @@ import { keyAdmin } from '../src/server/keyAdmin.js';
 import { Store } from '../src/server/store/store.js';
 import { startServedNode, type ServedNode } from '../test/cluster/servedNode.js';
 import { startTestPostgres } from '../test/support/embeddedPostgres.js';
+import { BURST_BEFORE } from './support/burstBaseline.js';
+import {
+  burstFigures,
+  createBurst,
+  floorBurst,
+  printBurst,
+  type BurstResult,
+} from './support/createBurst.js';
 import { QUICK, recordFigures, summary } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
@@ -38,7 +48,8 @@ try {
         nodeId,
         databaseUrl: postgres.url(),
         livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: livekitKeys.devkey },
-        maxSessions: 4,
+        // The driving calls' session and the burst's 9 fit on the two nodes.
+        maxSessions: 6,
         workers: 1,
         env: { VISAGE_LOG_LEVEL: 'warn' },
       }),
@@ -46,6 +57,10 @@ try {
   }
   const store = await Store.openPostgres(postgres.url());
   const { secret } = await keyAdmin.create(store, 'bench', 4);
+  const burstSecrets: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    burstSecrets.push((await keyAdmin.create(store, `burst-${i}`, 3)).secret);
+  }
   const created = await nodes[0]!.call('POST', '/v1/sessions', {
     auth: secret,
     json: { avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' },
@@ -121,6 +136,29 @@ try {
       interrupt: { p50: added('interrupt', 50), p95: added('interrupt', 95) },
     },
   });
+
+  const burstRounds = Number(process.env.BENCH_BURST_ROUNDS ?? (QUICK ? 1 : 3));
+  const bursts: BurstResult[] = [];
+  for (let i = 0; i < burstRounds; i++) {
+    const r = await createBurst({
+      nodes: nodes.map((n) => n.url),
+      secrets: burstSecrets,
+      creates: 300,
+    });
+    if (r.created.length !== 9 || Object.keys(r.otherStatuses).length > 0) {
+      throw new Error(
+        `the cap did not hold: ${r.created.length} created, others ${JSON.stringify(r.otherStatuses)}`,
+      );
+    }
+    bursts.push(r);
+  }
+  const burst = burstFigures(bursts);
+  const floor = await floorBurst(300, 3, burstRounds);
+  console.log(
+    `\n300 creates at once over both nodes (PostgreSQL) against 3 keys with a cap of 3, ${burstRounds} burst(s)`,
+  );
+  printBurst(BURST_BEFORE.cluster, burst, bursts, floor);
+  await recordFigures('cluster burst', { burst, floor });
 } finally {
   await Promise.all(
     nodes.map(async (n) => {

@@ -25,7 +25,7 @@ export interface BurstBaseline {
  * The burst before the fast refusal: commit 7163e60, where every refused create authenticated,
  * looked its avatar up, counted the key's sessions in the database and then counted them twice
  * more for its headers (about 1,500 queries on the embedded database for 300 creates). Measured
- * with this bench (3 bursts) on the 2-core machine of issue 34's work, shared with other work
+ * with these benches (3 bursts each) on the 2-core machine of issue 34's work, shared with other work
  * (load average about 10): compare with a run whose floor is alike.
  */
 export const BURST_BEFORE: { embedded: BurstBaseline | null; cluster: BurstBaseline | null } = {
@@ -45,5 +45,21 @@ export const BURST_BEFORE: { embedded: BurstBaseline | null; cluster: BurstBasel
     },
     floorRefusedP99Ms: 1072.9,
   },
-  cluster: null,
+  // cluster.bench.ts: two `visage serve` nodes on one PostgreSQL server.
+  cluster: {
+    measured: '7163e60, 2026-11-28, 2 shared cores, load average 10',
+    figures: {
+      rounds: 3,
+      refusedP50Ms: 2861.6,
+      refusedP90Ms: 5319.7,
+      refusedP99Ms: 6734.5,
+      healthP50Ms: 52.3,
+      healthP99Ms: 274.7,
+      healthMaxMs: 340.8,
+      createdP50Ms: 2848.1,
+      createdMaxMs: 5525.1,
+      wallP50Ms: 3548.6,
+    },
+    floorRefusedP99Ms: 876.3,
+  },
 };
