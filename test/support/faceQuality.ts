@@ -135,20 +135,6 @@ export function maskedSsim(
 type Pt = { x: number; y: number };
 
 /**
- * How far the chin went down between two frames of the same face, as a share of the
- * nose-to-chin height at rest (landmarks as a face detector places them on each frame).
- */
-export function chinDropShare(rest: readonly Pt[], open: readonly Pt[]): number {
-  const nose = rest[33]!;
-  const chin = rest[8]!;
-  const height = Math.hypot(chin.x - nose.x, chin.y - nose.y);
-  // Along the face's own downward axis (nose to chin), so a tilted head counts the same.
-  const down = { x: (chin.x - nose.x) / height, y: (chin.y - nose.y) / height };
-  const moved = (open[8]!.x - chin.x) * down.x + (open[8]!.y - chin.y) * down.y;
-  return moved / height;
-}
-
-/**
  * The inside of an open mouth as a viewer sees it: the mean luma of its top band (just under
  * the upper lip: where the upper teeth are) and of its middle, between the inner lip landmarks
  * that a face detector places on the frame (61-63 above, 67-65 below), over the middle of the
@@ -237,4 +223,61 @@ export function upperTeethHeight(
     if (start >= 0) total += ((end - start + 1) / (steps + 1)) * gap;
   }
   return total / pairs.length;
+}
+
+/**
+ * How far the chin went down between two frames of the same face, as a share of the
+ * nose-to-chin height: the chin's own pixels (a patch over its front and its contour, placed by
+ * the rest frame's landmarks) found again in the open frame, shifted along the face's downward
+ * axis (quarter-pixel steps, least squared difference). Independent of where a detector puts the
+ * chin landmark on a warped face (beards, soft jaws).
+ */
+export function chinShiftShare(
+  restLuma: Float32Array,
+  openLuma: Float32Array,
+  width: number,
+  height: number,
+  rest: readonly Pt[],
+): number {
+  const nose = rest[33]!;
+  const chin = rest[8]!;
+  const noseChin = Math.hypot(chin.x - nose.x, chin.y - nose.y);
+  const down = { x: (chin.x - nose.x) / noseChin, y: (chin.y - nose.y) / noseChin };
+  const across = { x: down.y, y: -down.x };
+  const jaw = Math.hypot(rest[0]!.x - rest[16]!.x, rest[0]!.y - rest[16]!.y);
+  const sample = (img: Float32Array, x: number, y: number) => {
+    const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
+    const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
+    const x0 = Math.floor(fx);
+    const y0 = Math.floor(fy);
+    const ax = fx - x0;
+    const ay = fy - y0;
+    const k = y0 * width + x0;
+    const top = img[k]! + (img[k + 1]! - img[k]!) * ax;
+    const bottom = img[k + width]! + (img[k + width + 1]! - img[k + width]!) * ax;
+    return top + (bottom - top) * ay;
+  };
+  // The patch: across the chin (a third of the jaw's width), from a quarter of the way up to the
+  // nose down to a little below the chin's contour.
+  const points: { x: number; y: number; luma: number }[] = [];
+  for (let a = -jaw / 6; a <= jaw / 6; a += 1) {
+    for (let d = -0.25 * noseChin; d <= 0.08 * noseChin; d += 1) {
+      const x = chin.x + across.x * a + down.x * d;
+      const y = chin.y + across.y * a + down.y * d;
+      points.push({ x, y, luma: sample(restLuma, x, y) });
+    }
+  }
+  let best = 0;
+  let bestError = Infinity;
+  for (let s = -0.05 * noseChin; s <= 0.3 * noseChin; s += 0.25) {
+    let error = 0;
+    for (const p of points) {
+      error += (sample(openLuma, p.x + down.x * s, p.y + down.y * s) - p.luma) ** 2;
+    }
+    if (error < bestError) {
+      bestError = error;
+      best = s;
+    }
+  }
+  return best / noseChin;
 }

@@ -19,7 +19,7 @@ import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
-import { mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import { jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { floatPicture, type FloatPicture } from './warp.js';
@@ -67,7 +67,8 @@ export function buildPhotoAtlas(
   const teeth = measurePhotoTeeth(canvas, CANVAS_MARGIN, face.mouth, colours);
   const eyeRect = eyeSpriteRect(face, SPRITE_MARGIN);
   // The sprite reaches below the chin as far as the widest jaw drops it.
-  const jawDrop = Math.max(...VISEMES.map((v) => mouthPose(face.mouth, teeth, v, 1).jawDrop));
+  const room = jawRoom(face, SPRITE_MARGIN);
+  const jawDrop = Math.max(...VISEMES.map((v) => mouthPose(face.mouth, teeth, v, 1, room).jawDrop));
   let mouthRect = mouthSpriteRect(face, jawDrop, SPRITE_MARGIN);
   mouthRect = belowRect(mouthRect, eyeRect);
 
@@ -104,7 +105,7 @@ export function buildPhotoAtlas(
   const eyesDone = performance.now();
 
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
-    const pose = mouthPose(face.mouth, teeth, viseme, amount);
+    const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth);
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };

@@ -96,6 +96,8 @@ export function mouthPose(
   teeth: PhotoTeeth,
   viseme: Viseme,
   amount: number,
+  /** The most the chin may drop (px): a close-up has little room below it in the frame. */
+  maxJawDrop = Infinity,
 ): MouthPoseGeometry {
   const shape = mouthShape(viseme, amount);
   const full = mouthShape(viseme, 1);
@@ -207,7 +209,7 @@ export function mouthPose(
       });
     }
   }
-  const jawDrop = Math.max(0, lowerDrop) * CHIN_SHARE;
+  const jawDrop = Math.min(maxJawDrop, Math.max(0, lowerDrop) * CHIN_SHARE);
   for (const j of rest.jaw) {
     points.push({
       from: { u: j.u, v: j.v },

@@ -1,4 +1,4 @@
-import type { Rect } from '../render/index.js';
+import { FRAME_HEIGHT, type Rect } from '../render/index.js';
 import { luma, type Colour, type FaceColours } from './faceColours.js';
 import { NOSTRILS, at } from './landmarks.js';
 import type { MouthPoseGeometry } from './mouthMotion.js';
@@ -29,6 +29,20 @@ const BORDER_TAPER = 6;
 /** Fixed points along the sprite's border, every this many px. */
 const BORDER_STEP = 14;
 
+/** The sprite reaches this many times the chin's drop below the chin (the warp fades there). */
+const BELOW_CHIN = 2.6;
+
+/**
+ * The most the chin may drop and still have the sprite reach `BELOW_CHIN` times as far below
+ * it inside the frame (a close-up's chin sits near the frame's bottom: held there, it would fold).
+ */
+export function jawRoom(face: PhotoFace, margin: number): number {
+  const { mouth } = face;
+  const chin = mouth.jaw.find((j) => j.index === 8)!;
+  const chinY = mouth.frame.toImage(0, chin.v).y;
+  return Math.max(0, (FRAME_HEIGHT - margin - chinY - 0.35 * mouth.halfWidth) / BELOW_CHIN);
+}
+
 export function mouthSpriteRect(face: PhotoFace, maxJawDrop: number, margin: number): Rect {
   const { mouth } = face;
   const hw = mouth.halfWidth;
@@ -38,7 +52,7 @@ export function mouthSpriteRect(face: PhotoFace, maxJawDrop: number, margin: num
   const left = mouth.jaw[0]!;
   const right = mouth.jaw[mouth.jaw.length - 1]!;
   const top = mouth.noseBase + 0.15 * hw;
-  const bottom = chin.v + maxJawDrop * 2.6 + 0.35 * hw;
+  const bottom = chin.v + maxJawDrop * BELOW_CHIN + 0.35 * hw;
   for (const u of [Math.min(left.u, -1.6 * hw), Math.max(right.u, 1.6 * hw)]) {
     for (const v of [top, bottom]) points.push(mouth.frame.toImage(u, v));
   }

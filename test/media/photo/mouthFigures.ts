@@ -11,7 +11,7 @@ import {
   type StillPose,
 } from '../../../src/media/render/index.js';
 import {
-  chinDropShare,
+  chinShiftShare,
   describeFrame,
   describeImage,
   faceDistance,
@@ -60,26 +60,35 @@ const frameLuma = (i420: Uint8Array) => lumaOf(i420ToRgb({ width: 512, height: 5
 export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promise<BuiltPortrait> {
   const output = await buildPhotoAvatar(bytes, { atlasId });
   const atlas = unpackAtlas(decodePhotoBuild(output.build, atlasId));
-  const [photo] = await describeImage(bytes, MIN_CONFIDENCE);
+  // The person of the photo: of the faces found in it, the one nearest the avatar's (a crop of a
+  // group photo may hold part of a neighbour, and a rotated picture a false find at a low score).
+  const faces = await describeImage(bytes, MIN_CONFIDENCE);
   const restFrame = renderStill(atlas);
   const openFrame = renderStill(atlas, WIDEST);
   const [rest] = await describeFrame(restFrame, MIN_CONFIDENCE);
   const [open] = await describeFrame(openFrame, MIN_CONFIDENCE);
+  const photo = rest
+    ? faces.sort(
+        (a, b) =>
+          faceDistance(a.descriptor, rest.descriptor) - faceDistance(b.descriptor, rest.descriptor),
+      )[0]
+    : undefined;
   const missing = [!photo && 'the photo', !rest && 'the rest frame', !open && 'the open frame'];
   if (!photo || !rest || !open) {
     throw new Error(`face recognition found no face in ${missing.filter(Boolean).join(', ')}`);
   }
   const openLuma = frameLuma(openFrame);
+  const restLuma = frameLuma(restFrame);
   const bands = innerMouthBands(openLuma, 512, open.landmarks);
   return {
     atlas,
     face: rest.box,
     figures: {
       identity: faceDistance(photo.descriptor, open.descriptor),
-      chinDrop: chinDropShare(rest.landmarks, open.landmarks),
+      chinDrop: chinShiftShare(restLuma, openLuma, 512, 512, rest.landmarks),
       top: bands.top,
       middle: bands.middle,
-      teethAtRest: upperTeethHeight(frameLuma(restFrame), 512, rest.landmarks),
+      teethAtRest: upperTeethHeight(restLuma, 512, rest.landmarks),
       teethOpen: upperTeethHeight(openLuma, 512, open.landmarks),
     },
   };
@@ -97,9 +106,9 @@ export function mouthFailures(f: MouthFigures): string[] {
       `inner mouth top band ${f.top.toFixed(0)} not brighter than ${f.middle.toFixed(0)}`,
     );
   }
-  if (f.teethAtRest >= 2 && !(f.teethOpen >= 0.7 * f.teethAtRest)) {
+  if (f.teethAtRest >= 2 && !(f.teethOpen >= 0.6 * f.teethAtRest)) {
     failures.push(
-      `upper teeth ${f.teethOpen.toFixed(1)} px open of ${f.teethAtRest.toFixed(1)} at rest (goal >= 70 %)`,
+      `upper teeth ${f.teethOpen.toFixed(1)} px open of ${f.teethAtRest.toFixed(1)} at rest (goal >= 60 %)`,
     );
   }
   return failures;
@@ -129,7 +138,7 @@ export async function contactSheet(
   for (let r = 0; r < rows.length; r++) {
     const { name, built } = rows[r]!;
     const { x, y, width, height } = built.face;
-    const side = Math.round(Math.max(width, height) * 1.25);
+    const side = Math.min(512, Math.round(Math.max(width, height) * 1.25));
     const left = Math.max(0, Math.min(512 - side, Math.round(x + width / 2 - side / 2)));
     const top = Math.max(
       0,
