@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run test:fast`: the tests a developer runs on every change, in a couple of minutes. Unit
 // tests and in-process HTTP tests (a real server and the embedded database in this process);
-// not the suites that need WebRTC (the test network namespace), a browser, PostgreSQL or child
-// processes: `npm test` runs those too, and CI runs `npm test`. A file counts as slow when its
+// not the suites that need WebRTC (the test network namespace), a browser, PostgreSQL, child
+// processes or the face networks (photo avatars: seconds per picture): `npm test` runs those
+// too, and CI runs `npm test`. A file counts as slow when its
 // source uses one of the markers below, so new suites fall into the right tier by themselves.
 //   npm run test:fast                       every fast file
 //   npm run test:fast -- test/server        the fast files under a folder (vitest filters)
@@ -16,6 +17,11 @@ const SLOW_MARKERS = [
   'node:child_process', // child processes (the CLI, agent workers)
   'startCli',
   'startAgentWorker',
+  // face detection and recognition over real portraits
+  'photoWorkerPool',
+  'portraitSet',
+  'faceQuality',
+  'faceModels',
 ];
 
 function fastTestFiles(dir = 'test') {
