@@ -33,14 +33,20 @@ const BORDER_STEP = 14;
 const BELOW_CHIN = 2.6;
 
 /**
- * The most the chin may drop and still have the sprite reach `BELOW_CHIN` times as far below
- * it inside the frame (a close-up's chin sits near the frame's bottom: held there, it would fold).
+ * Where the frame ends near the chin (a close-up), the neck between the chin and the sprite's
+ * edge may be squeezed to this share of its height at the least, never folded.
+ */
+const SQUEEZE_BELOW_CHIN = 1.6;
+
+/**
+ * The most the chin may drop for the neck below it, down to the frame's edge, to take the
+ * squeeze (a close-up's chin sits near the frame's bottom: held there, the warp would fold).
  */
 export function jawRoom(face: PhotoFace, margin: number): number {
   const { mouth } = face;
   const chin = mouth.jaw.find((j) => j.index === 8)!;
   const chinY = mouth.frame.toImage(0, chin.v).y;
-  return Math.max(0, (FRAME_HEIGHT - margin - chinY - 0.35 * mouth.halfWidth) / BELOW_CHIN);
+  return Math.max(0, (FRAME_HEIGHT - margin - chinY - 0.1 * mouth.halfWidth) / SQUEEZE_BELOW_CHIN);
 }
 
 export function mouthSpriteRect(face: PhotoFace, maxJawDrop: number, margin: number): Rect {

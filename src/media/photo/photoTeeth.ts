@@ -24,6 +24,8 @@ export interface PhotoTeeth {
 const MIN_TEETH_COLUMNS = 5;
 /** A band brighter than the lips by this share of the eyes' whites over the lips is teeth. */
 const TEETH_CONTRAST = 0.4;
+/** Synthesized teeth are at least this light (eyes in shade would make grey teeth). */
+const MIN_TEETH_LUMA = 170;
 /** Upper teeth start in this share of the gap below the upper lip (further down: lower teeth). */
 const UPPER_TEETH_START = 0.6;
 /** Teeth must stand out from the lips by at least this much luma to count at all. */
@@ -108,8 +110,8 @@ export function measurePhotoTeeth(
 }
 
 /**
- * Teeth for a photo that shows none: the whites of the eyes, a little warmer, and at least as
- * light as the skin beside the mouth (eyes in shadow would make grey teeth).
+ * Teeth for a photo that shows none: the whites of the eyes, a little warmer, lightened towards
+ * a warm white to at least the skin beside the mouth and MIN_TEETH_LUMA.
  */
 function syntheticTeeth(colours: FaceColours): Colour {
   const warm: Colour = [
@@ -118,11 +120,14 @@ function syntheticTeeth(colours: FaceColours): Colour {
     colours.sclera[2] * 0.86,
   ];
   const skin = (colours.lightLeft + colours.lightRight) / 2;
-  const lift = Math.max(1, (1.08 * skin) / Math.max(1, luma(...warm)));
+  const target = Math.max(luma(...warm), 1.08 * skin, MIN_TEETH_LUMA);
+  // Lighter towards a warm white, not a brighter grey.
+  const t = Math.min(1, Math.max(0, (target - luma(...warm)) / Math.max(1, 236 - luma(...warm))));
+  const white: Colour = [240, 232, 214];
   return [
-    Math.min(250, warm[0] * lift),
-    Math.min(248, warm[1] * lift),
-    Math.min(240, warm[2] * lift),
+    warm[0] + (white[0] - warm[0]) * t,
+    warm[1] + (white[1] - warm[1]) * t,
+    warm[2] + (white[2] - warm[2]) * t,
   ];
 }
 
