@@ -10,7 +10,7 @@
  */
 import { startLivekitProcess } from '../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { keyAdmin } from '../src/server/keyAdmin.js';
+import { keyAdmin } from '../src/server/admin/keyAdmin.js';
 import { Store } from '../src/server/store/store.js';
 import { startServedNode, type ServedNode } from '../test/cluster/servedNode.js';
 import { startTestPostgres } from '../test/support/embeddedPostgres.js';

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { destination, pino } from 'pino';
 import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;

@@ -19,10 +19,10 @@ import { mediaSettingsFrom } from '../../src/cli/mediaSettings.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { TtsEngines } from '../../src/media/tts/index.js';
-import type { FileStorage } from '../../src/server/fileStorage.js';
+import type { FileStorage } from '../../src/server/assets/fileStorage.js';
 import { WorkerPoolMediaCore } from '../../src/media/workerPool/index.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;

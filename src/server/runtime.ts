@@ -8,23 +8,23 @@ import { AVATAR_CATALOGUE } from '../media/avatarCatalogue.js';
 import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
 import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
-import { adminSocketPath, startAdminSocket } from './adminSocket.js';
+import { adminSocketPath, startAdminSocket } from './admin/adminSocket.js';
 import { Cluster } from './cluster/cluster.js';
-import { createApp } from './app.js';
-import { AvatarBuilder } from './avatarBuilder.js';
+import { createApp } from './http/app.js';
+import { AvatarBuilder } from './assets/avatarBuilder.js';
 import type { ServerConfig } from './config.js';
-import { acquireDataDirLock } from './dataDirLock.js';
-import { fileStorageFor, type FileStorage } from './fileStorage.js';
+import { acquireDataDirLock } from './admin/dataDirLock.js';
+import { fileStorageFor, type FileStorage } from './assets/fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
 import { startMediaCore } from './startMediaCore.js';
-import { SessionManager } from './sessionManager.js';
-import { preloadSpeechModel } from './speechModelPreload.js';
-import { StockPreviews } from './stockPreviews.js';
+import { SessionManager } from './sessions/sessionManager.js';
+import { preloadSpeechModel } from './assets/speechModelPreload.js';
+import { StockPreviews } from './assets/stockPreviews.js';
 import { Store } from './store/store.js';
-import { UrlFetcher } from './urlFetcher.js';
-import { voiceMaker } from './voiceAnalysis.js';
-import { CATALOGUE_EPOCH } from './wire.js';
+import { UrlFetcher } from './assets/urlFetcher.js';
+import { voiceMaker } from './assets/voiceAnalysis.js';
+import { CATALOGUE_EPOCH } from './http/wireObjects.js';
 
 export interface VisageServer {
   /** Base URL of the HTTP API, e.g. http://127.0.0.1:8080. */

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { Store } from '../../src/server/store/store.js';
 import { AvatarClient, rms } from '../media/session/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';

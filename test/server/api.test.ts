@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startTestServer, unknownSecret, unknownSessionId, type TestServer } from './testServer.js';
 import { multipartClip, sineWav } from './wav.js';
 

@@ -9,7 +9,7 @@ import type {
   MediaSessionObserver,
   MediaSessionSpec,
 } from '../../src/media/mediaCore.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { DatabaseUnavailableError } from '../../src/server/store/databaseUnavailable.js';
 import {
   freshPostgresDatabase,

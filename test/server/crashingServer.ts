@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { DetachedMediaCore } from './detachedMedia.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CreateAdmission, type CreateTicket } from '../../src/server/createAdmission.js';
+import { CreateAdmission, type CreateTicket } from '../../src/server/sessions/createAdmission.js';
 
 /** A clock the test moves. */
 function clock() {

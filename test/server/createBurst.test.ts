@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startTestServer, type TestServer } from './testServer.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runKeysCommand } from '../../src/cli/keysCommand.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { startTestServer, type TestServer } from './testServer.js';
 

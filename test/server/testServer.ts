@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 import { testLogger } from '../support/testLog.js';
 import { ID_PREFIXES, newSecretKey } from '../../src/api/index.js';
 import { DEFAULT_LIMITS, type Limits, type ServerConfig } from '../../src/server/config.js';
-import { keyAdmin } from '../../src/server/keyAdmin.js';
+import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage, type StartOptions, type VisageServer } from '../../src/server/runtime.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { DetachedMediaCore } from './detachedMedia.js';

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { lookup as dnsLookup } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/server/apiError.js';
-import { isPublicAddress } from '../../src/server/publicAddress.js';
-import { UrlFetcher } from '../../src/server/urlFetcher.js';
+import { ApiError } from '../../src/server/http/apiError.js';
+import { isPublicAddress } from '../../src/server/assets/publicAddress.js';
+import { UrlFetcher } from '../../src/server/assets/urlFetcher.js';
 
 let peer: Server;
 let port: number;

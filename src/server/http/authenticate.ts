@@ -1,4 +1,4 @@
-import { ApiError } from '../apiError.js';
+import { ApiError } from './apiError.js';
 import { hashSecret, type ApiKeyRecord, type Store } from '../store/store.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ENDPOINTS, type EndpointSpec } from '../../api/index.js';
-import { ApiError } from '../apiError.js';
+import { ApiError } from './apiError.js';
 import type { Limits } from '../config.js';
-import type { AppEnv } from '../routes/context.js';
+import type { AppEnv } from './routes/context.js';
 import { errorResponse } from './errorResponse.js';
 import { honoPath } from './honoPath.js';
 import { isJsonType } from './validation.js';

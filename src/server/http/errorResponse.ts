@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import type { ApiError } from '../apiError.js';
-import type { AppEnv } from '../routes/context.js';
+import type { ApiError } from './apiError.js';
+import type { AppEnv } from './routes/context.js';
 
 /** The error envelope of the specification for `err`, with its request id and headers. */
 export function errorResponse(c: Context<AppEnv>, err: ApiError): Response {

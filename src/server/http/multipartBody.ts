@@ -1,4 +1,4 @@
-import { ApiError } from '../apiError.js';
+import { ApiError } from './apiError.js';
 
 /**
  * A multipart/form-data request body as FormData (its size is bounded before this reads it, by

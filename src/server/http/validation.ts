@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '../../api/index.js';
-import { ApiError } from '../apiError.js';
+import { ApiError } from './apiError.js';
 
 /** Turns the first zod issue into the API's error: unknown fields get their own code. */
 export function validationError(error: z.ZodError, where: 'body' | 'query'): ApiError {

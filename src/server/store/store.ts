@@ -17,7 +17,7 @@ import {
 } from './notificationListener.js';
 import { openPostgresDatabase } from './postgresDatabase.js';
 import { MIGRATION_LOCK_ID, MIGRATIONS, SCHEMA_TABLE } from './schema.js';
-import { TurnsByKey } from './turnsByKey.js';
+import { KeyedSerialQueue } from './keyedSerialQueue.js';
 
 /**
  * The one module that knows SQL. Everything persistent (keys, files metadata, voices, sessions)
@@ -258,7 +258,7 @@ export class Store {
   /** The nodes sharing this database, when it is a shared PostgreSQL server. */
   readonly cluster: ClusterStore | undefined;
   /** Creates of one key, one at a time in this process (see insertSessionWithinCaps). */
-  private readonly createsByKey = new TurnsByKey();
+  private readonly createsByKey = new KeyedSerialQueue();
   /** Told of each key this process revoked or whose cap it changed (see onKeyChanged). */
   private readonly keyListeners = new Set<(keyId: string) => void>();
 

@@ -5,7 +5,7 @@ import {
   type DevServerOptions,
 } from '../../../src/devserver/index.js';
 import type { MediaAssets, MediaCore } from '../../../src/media/mediaCore.js';
-import type { FileStorage } from '../../../src/server/fileStorage.js';
+import type { FileStorage } from '../../../src/server/assets/fileStorage.js';
 import { LiveKitMediaCore, type AvatarVideoCodec } from '../../../src/media/session/index.js';
 import type { TtsEngines } from '../../../src/media/tts/index.js';
 import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';

@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
-import { ENDPOINTS, isIdOf, type EndpointSpec } from '../../api/index.js';
+import { ENDPOINTS, isIdOf, type EndpointSpec } from '../../../api/index.js';
 import { ApiError } from '../apiError.js';
 import type { AppEnv } from './context.js';
-import { honoPath } from '../http/honoPath.js';
+import { honoPath } from '../honoPath.js';
 
 /**
  * Checks the `{id}` of every endpoint whose row names its ids (`pathId`) before any handler or

@@ -4,10 +4,10 @@ import {
   type FileObject,
   type Session,
   type Voice,
-} from '../api/index.js';
-import { ENDPOINTS } from '../api/index.js';
-import type { StockVoice } from '../media/avatarCatalogue.js';
-import type { AvatarRecord, FileRecord, SessionRecord, VoiceRecord } from './store/store.js';
+} from '../../api/index.js';
+import { ENDPOINTS } from '../../api/index.js';
+import type { StockVoice } from '../../media/avatarCatalogue.js';
+import type { AvatarRecord, FileRecord, SessionRecord, VoiceRecord } from '../store/store.js';
 
 /** Records as the wire contract shows them. */
 

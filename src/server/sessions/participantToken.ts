@@ -1,6 +1,6 @@
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
-import { randomBase62 } from '../api/index.js';
-import type { LiveKitConfig } from './config.js';
+import { randomBase62 } from '../../api/index.js';
+import type { LiveKitConfig } from '../config.js';
 
 /**
  * The client's token for one session's room: join that room only, subscribe, publish microphone

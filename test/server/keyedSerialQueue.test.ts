@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { TurnsByKey } from '../../src/server/store/turnsByKey.js';
+import { KeyedSerialQueue } from '../../src/server/store/keyedSerialQueue.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-describe('TurnsByKey', () => {
+describe('KeyedSerialQueue', () => {
   it("runs one key's tasks one at a time in arrival order, other keys' alongside", async () => {
-    const turns = new TurnsByKey();
+    const turns = new KeyedSerialQueue();
     const log: string[] = [];
     let running = 0;
     let most = 0;
@@ -29,7 +29,7 @@ describe('TurnsByKey', () => {
   });
 
   it('a failed task rejects its own caller only; the next one runs', async () => {
-    const turns = new TurnsByKey();
+    const turns = new KeyedSerialQueue();
     const failed = turns.run('k', () => Promise.reject(new Error('boom')));
     const next = turns.run('k', async () => 'ran');
     await expect(failed).rejects.toThrow('boom');

@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from '../api/index.js';
+import { ERROR_CODES, type ErrorCode } from '../../api/index.js';
 
 /** An error that maps to one row of the error table; anything else becomes 500 `internal`. */
 export class ApiError extends Error {

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { ApiKeyRecord, Store } from '../store/store.js';
-import type { AvatarBuilder } from '../avatarBuilder.js';
-import type { Limits } from '../config.js';
-import type { StockPreviews } from '../stockPreviews.js';
-import type { FileStorage } from '../fileStorage.js';
-import type { SessionManager } from '../sessionManager.js';
-import type { UrlFetcher } from '../urlFetcher.js';
-import type { VoiceAnalyzer } from '../voiceClip.js';
+import type { ApiKeyRecord, Store } from '../../store/store.js';
+import type { AvatarBuilder } from '../../assets/avatarBuilder.js';
+import type { Limits } from '../../config.js';
+import type { StockPreviews } from '../../assets/stockPreviews.js';
+import type { FileStorage } from '../../assets/fileStorage.js';
+import type { SessionManager } from '../../sessions/sessionManager.js';
+import type { UrlFetcher } from '../../assets/urlFetcher.js';
+import type { VoiceAnalyzer } from '../../assets/voiceClip.js';
 
 /** What every route handler may use; built once by `createApp`. */
 export interface AppDeps {

@@ -1,9 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { CallerLiveKit } from '../api/index.js';
-import { ApiError } from './apiError.js';
-import { isPublicAddress } from './publicAddress.js';
+import type { CallerLiveKit } from '../../api/index.js';
+import { ApiError } from '../http/apiError.js';
+import { isPublicAddress } from '../assets/publicAddress.js';
 
 /** Where a session whose caller brought its own LiveKit joins, as its token says. */
 export interface ResolvedCallerLiveKit {

@@ -5,16 +5,16 @@ import {
   createVoiceRequestSchema,
   listVoicesQuerySchema,
   newId,
-} from '../../api/index.js';
-import { findStockVoice } from '../../media/avatarCatalogue.js';
+} from '../../../api/index.js';
+import { findStockVoice } from '../../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
-import { hasIdFormat } from '../http/pathId.js';
-import { parseJsonBody, parseWith } from '../http/validation.js';
-import { AudioDecodeError } from '../../media/audio/index.js';
-import { checkClipLength, decodeOrReject, requireSpeech } from '../voiceClip.js';
-import { stockVoiceToWire, voiceToWire } from '../wire.js';
+import { hasIdFormat } from '../pathId.js';
+import { parseJsonBody, parseWith } from '../validation.js';
+import { AudioDecodeError } from '../../../media/audio/index.js';
+import { checkClipLength, decodeOrReject, requireSpeech } from '../../assets/voiceClip.js';
+import { stockVoiceToWire, voiceToWire } from '../wireObjects.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { honoPath } from '../http/honoPath.js';
+import { honoPath } from '../honoPath.js';
 
 export function mountVoiceRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(ENDPOINTS.createVoice.path, async (c) => {

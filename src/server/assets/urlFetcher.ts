@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
-import { ApiError } from './apiError.js';
+import { ApiError } from '../http/apiError.js';
 import { isPublicAddress } from './publicAddress.js';
 
 export interface UrlFetcherOptions {

@@ -1,5 +1,5 @@
-import { ID_PREFIXES, newId, newSecretKey } from '../api/index.js';
-import type { ApiKeyRecord, Store } from './store/store.js';
+import { ID_PREFIXES, newId, newSecretKey } from '../../api/index.js';
+import type { ApiKeyRecord, Store } from '../store/store.js';
 
 /**
  * Operator-side key management (the API has none). The same operations run in the CLI's own

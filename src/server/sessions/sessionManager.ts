@@ -8,8 +8,8 @@ import {
   type CreateSessionRequest,
   type EndReason,
   type InterruptResult,
-} from '../api/index.js';
-import { findStockVoice } from '../media/avatarCatalogue.js';
+} from '../../api/index.js';
+import { findStockVoice } from '../../media/avatarCatalogue.js';
 import {
   MediaJoinRefusedError,
   MediaUnavailableError,
@@ -18,12 +18,12 @@ import {
   type MediaEndReason,
   type MediaSession,
   type MediaSessionSpec,
-} from '../media/mediaCore.js';
-import { ApiError } from './apiError.js';
+} from '../../media/mediaCore.js';
+import { ApiError } from '../http/apiError.js';
 import { CreateAdmission } from './createAdmission.js';
 import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKit.js';
-import { newCommandId, ReplyTimeoutError, type Cluster } from './cluster/cluster.js';
-import type { Limits, LiveKitConfig } from './config.js';
+import { newCommandId, ReplyTimeoutError, type Cluster } from '../cluster/cluster.js';
+import type { Limits, LiveKitConfig } from '../config.js';
 import { mintParticipantToken } from './participantToken.js';
 import {
   commandFromRow,
@@ -32,9 +32,9 @@ import {
   type DrivingCommand,
   type StartCommand,
 } from './sessionCommand.js';
-import { StageTimeoutError, withinDeadline } from './stageDeadline.js';
-import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
-import type { ClaimedCommand } from './store/clusterStore.js';
+import { StageTimeoutError, withinDeadline } from './stageTimeout.js';
+import { DatabaseUnavailableError } from '../store/databaseUnavailable.js';
+import type { ClaimedCommand } from '../store/clusterStore.js';
 import type {
   ApiKeyRecord,
   AvatarRecord,
@@ -42,9 +42,9 @@ import type {
   Placement,
   SessionRecord,
   Store,
-} from './store/store.js';
-import { TurnsByKey } from './store/turnsByKey.js';
-import { decodeOrReject } from './voiceClip.js';
+} from '../store/store.js';
+import { KeyedSerialQueue } from '../store/keyedSerialQueue.js';
+import { decodeOrReject } from '../assets/voiceClip.js';
 
 /** A session this node runs: its media, its timers and the queue that orders its calls. */
 interface LiveSession {
@@ -117,7 +117,7 @@ export class SessionManager {
    * Calls this node hands to other nodes, per session: each is stored after the previous one,
    * so they keep their arrival order.
    */
-  private readonly forwarded = new TurnsByKey();
+  private readonly forwarded = new KeyedSerialQueue();
   /** The key and node of sessions other nodes run, once looked up (they never change). */
   private readonly owners = new Map<string, { keyId: string; nodeId: string }>();
   private reconcileTimer: NodeJS.Timeout | undefined;

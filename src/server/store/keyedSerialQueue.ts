@@ -2,7 +2,7 @@
  * Runs tasks one at a time per key, in the order they came, and tasks of different keys
  * independently. Nothing is kept for a key with no task waiting or running.
  */
-export class TurnsByKey {
+export class KeyedSerialQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
-import { ERROR_CODES, type EndReason, type ErrorCode } from '../api/index.js';
-import type { AvatarFaceSpec } from '../media/mediaCore.js';
-import { ApiError } from './apiError.js';
-import { DatabaseUnavailableError } from './store/databaseUnavailable.js';
+import { ERROR_CODES, type EndReason, type ErrorCode } from '../../api/index.js';
+import type { AvatarFaceSpec } from '../../media/mediaCore.js';
+import { ApiError } from '../http/apiError.js';
+import { DatabaseUnavailableError } from '../store/databaseUnavailable.js';
 
 /**
  * What a node asks of a session, in a form that can be stored and applied by the node that

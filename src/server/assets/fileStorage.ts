@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Store } from './store/store.js';
+import type { Store } from '../store/store.js';
 
 /**
  * File bytes by id (uploaded clips, voice data); their metadata is in the Store. On the embedded

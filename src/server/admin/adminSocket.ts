@@ -5,7 +5,7 @@ import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { keyAdmin, KeyNotFoundError } from './keyAdmin.js';
-import type { Store } from './store/store.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Key administration for CLI commands run while this server owns the data directory. A Unix

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { reportStep, type StartupProgress } from '../media/startupProgress.js';
-import type { TtsEngines } from '../media/tts/index.js';
-import { speechWorkerPool } from '../media/worker/index.js';
+import { reportStep, type StartupProgress } from '../../media/startupProgress.js';
+import type { TtsEngines } from '../../media/tts/index.js';
+import { speechWorkerPool } from '../../media/worker/index.js';
 
 /**
  * Prepares what `POST /v1/voices` needs in this process, as a reported start-up step (`voices`):

@@ -11,11 +11,11 @@ import {
   listSessionsQuerySchema,
   speakRequestSchema,
   waitingStateRequestSchema,
-} from '../../api/index.js';
+} from '../../../api/index.js';
 import { ApiError } from '../apiError.js';
-import { honoPath } from '../http/honoPath.js';
-import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
-import { sessionToWire } from '../wire.js';
+import { honoPath } from '../honoPath.js';
+import { isJsonType, mediaType, parseJsonBody, parseWith } from '../validation.js';
+import { sessionToWire } from '../wireObjects.js';
 import type { AppDeps, AppEnv } from './context.js';
 
 /** Hono's path syntax for a row of the endpoint table. */

@@ -1,7 +1,7 @@
-import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../media/audio/index.js';
-import { audioWorkerPool, speechWorkerPool } from '../media/worker/index.js';
-import { ApiError } from './apiError.js';
-import type { Limits } from './config.js';
+import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../../media/audio/index.js';
+import { audioWorkerPool, speechWorkerPool } from '../../media/worker/index.js';
+import { ApiError } from '../http/apiError.js';
+import type { Limits } from '../config.js';
 
 /** Makes a voice from a decoded reference clip (and the file as uploaded): its engine and the
  * JSON that engine derived, stored with the voice. */

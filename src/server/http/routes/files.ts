@@ -1,13 +1,13 @@
 import type { Hono } from 'hono';
-import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../api/index.js';
+import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../../api/index.js';
 import { ApiError } from '../apiError.js';
-import { readMultipartBody } from '../http/multipartBody.js';
-import { hasIdFormat } from '../http/pathId.js';
-import { mediaType, parseWith } from '../http/validation.js';
-import { checkClipLength, contentTypeOf, decodeOrReject } from '../voiceClip.js';
-import { fileToWire } from '../wire.js';
+import { readMultipartBody } from '../multipartBody.js';
+import { hasIdFormat } from '../pathId.js';
+import { mediaType, parseWith } from '../validation.js';
+import { checkClipLength, contentTypeOf, decodeOrReject } from '../../assets/voiceClip.js';
+import { fileToWire } from '../wireObjects.js';
 import type { AppDeps, AppEnv } from './context.js';
-import { honoPath } from '../http/honoPath.js';
+import { honoPath } from '../honoPath.js';
 
 /** Multipart framing around the clip: boundaries and part headers stay well under this. */
 

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { ENDPOINTS } from '../../api/index.js';
-import { buildOpenApiDocument } from '../../api/openapi.js';
+import { ENDPOINTS } from '../../../api/index.js';
+import { buildOpenApiDocument } from '../../../api/openapi.js';
 import type { AppDeps, AppEnv } from './context.js';
 
 export function mountMetaRoutes(app: Hono<AppEnv>, deps: AppDeps): void {

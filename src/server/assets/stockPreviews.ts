@@ -1,5 +1,5 @@
-import { findAvatarByDesign } from '../media/avatarCatalogue.js';
-import { avatarAtlasAsync, i420ToPng, renderStill } from '../media/render/index.js';
+import { findAvatarByDesign } from '../../media/avatarCatalogue.js';
+import { avatarAtlasAsync, i420ToPng, renderStill } from '../../media/render/index.js';
 
 /**
  * Preview PNGs of the stock avatars, drawn on first request from their atlas (built in short

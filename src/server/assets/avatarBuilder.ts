@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import { CAPACITY_RETRY_AFTER_SECONDS, HEADERS } from '../api/index.js';
+import { CAPACITY_RETRY_AFTER_SECONDS, HEADERS } from '../../api/index.js';
 import {
   buildPhotoAvatar,
   DEFAULT_FACE_LIMITS,
   PhotoError,
   type PhotoBuildOutput,
   type PhotoBuildStage,
-} from '../media/photo/index.js';
-import { ApiError } from './apiError.js';
-import type { Limits } from './config.js';
+} from '../../media/photo/index.js';
+import { ApiError } from '../http/apiError.js';
+import type { Limits } from '../config.js';
 
 /** How often a build that is still running says where it is. */
 const PROGRESS_EVERY_MS = 1000;

@@ -6,14 +6,14 @@ import {
   ID_PREFIXES,
   listAvatarsQuerySchema,
   newId,
-} from '../../api/index.js';
-import { AVATAR_CATALOGUE, findStockVoice } from '../../media/avatarCatalogue.js';
+} from '../../../api/index.js';
+import { AVATAR_CATALOGUE, findStockVoice } from '../../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
-import { readMultipartBody } from '../http/multipartBody.js';
-import { honoPath } from '../http/honoPath.js';
-import { isJsonType, mediaType, parseJsonBody, parseWith } from '../http/validation.js';
-import type { ApiKeyRecord, AvatarRecord } from '../store/store.js';
-import { avatarToWire } from '../wire.js';
+import { readMultipartBody } from '../multipartBody.js';
+import { honoPath } from '../honoPath.js';
+import { isJsonType, mediaType, parseJsonBody, parseWith } from '../validation.js';
+import type { ApiKeyRecord, AvatarRecord } from '../../store/store.js';
+import { avatarToWire } from '../wireObjects.js';
 import type { AppDeps, AppEnv } from './context.js';
 
 /**

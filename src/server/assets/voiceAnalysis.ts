@@ -1,11 +1,11 @@
-import type { DecodedAudio } from '../media/audio/index.js';
+import type { DecodedAudio } from '../../media/audio/index.js';
 import {
   TtsProviderError,
   TtsProviderUnavailableError,
   type TtsEngines,
-} from '../media/tts/index.js';
-import { analyzeVoiceClip as analyze } from '../media/voice/index.js';
-import { ApiError } from './apiError.js';
+} from '../../media/tts/index.js';
+import { analyzeVoiceClip as analyze } from '../../media/voice/index.js';
+import { ApiError } from '../http/apiError.js';
 import { contentTypeOf, type VoiceAnalyzer } from './voiceClip.js';
 
 /**
