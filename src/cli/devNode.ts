@@ -1,6 +1,6 @@
 import { DEFAULT_LIMITS } from '../server/config.js';
 import { reportStep } from '../media/startupProgress.js';
-import { keyAdmin } from '../server/keyAdmin.js';
+import { keyAdmin } from '../server/admin/keyAdmin.js';
 import { createLogger } from '../server/logger.js';
 import { startVisage, type VisageServer } from '../server/runtime.js';
 import { VERSION } from '../version.js';

@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { DEFAULT_LIMITS } from '../server/config.js';
-import { acquireDataDirLock, readLockOwner } from '../server/dataDirLock.js';
-import { keyAdmin, type KeyView } from '../server/keyAdmin.js';
+import { acquireDataDirLock, readLockOwner } from '../server/admin/dataDirLock.js';
+import { keyAdmin, type KeyView } from '../server/admin/keyAdmin.js';
 import { Store } from '../server/store/store.js';
 import { dataDirFrom } from './dataDir.js';
 import { readEnvironment, type Environment } from './environment.js';
