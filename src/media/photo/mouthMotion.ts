@@ -1,5 +1,5 @@
 import { mouthShape, type MouthShape } from '../render/index.js';
-import type { Viseme } from '../lipsync/viseme.js';
+import { LIP_CLOSURES, type Viseme } from '../lipsync/viseme.js';
 import { Curve } from './curve.js';
 import type { MouthShapeAtRest } from './photoFace.js';
 import type { PhotoTeeth } from './photoTeeth.js';
@@ -121,6 +121,7 @@ export function mouthPose(
     MAX_UPPER_SHARE,
     full.openTop / Math.max(1e-6, full.openTop + full.openBottom),
   );
+  const closes = LIP_CLOSURES.has(viseme);
   const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
 
   /**
@@ -135,8 +136,9 @@ export function mouthPose(
     const gap = lower - upper;
     const corner = lift * t * t;
     const want = (full.openTop + full.openBottom) * k * OPENING_SCALE * profile(t);
-    // An opening shape opens the dark below the teeth at least by half its own opening.
-    const wide = want >= gap ? Math.max(want, gap + MIN_DARK_SHARE * want) : want;
+    // Every shape but the lip closures (m, b, p; f, v) opens the dark below the teeth by a share
+    // of its own opening at least (s and z part the teeth a little too); those close the lips.
+    const wide = closes ? want : Math.max(want, gap + MIN_DARK_SHARE * want);
     const target = gap + (wide - gap) * a;
     let upperTo: number;
     let lowerTo: number;
