@@ -9,7 +9,7 @@ const CONTROL_CHARACTERS_BUT_LINE_BREAKS = /[\u0000-\u0008\u000b\u000c\u000e-\u0
 
 /**
  * A single-line free string (names, URLs, cursors): control characters (NUL etc.) are refused
- * with 400 `validation_failed` (API-DECISIONS.md, "Input hygiene").
+ * with 400 `validation_failed` (docs/api.md, "Input hygiene").
  */
 export function lineText() {
   return z
