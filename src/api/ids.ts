@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { lineText } from './text.js';
 
-/** Every identifier is a prefix plus 24 base62 characters from a CSPRNG (API-DECISIONS.md). */
+/** Every identifier is a prefix plus 24 base62 characters from a CSPRNG (docs/decisions.md). */
 export const ID_PREFIXES = {
   file: 'file_',
   clonedVoice: 'vc_',
@@ -49,7 +49,7 @@ export function idSchema(...prefixes: IdPrefix[]) {
 /**
  * Which ids a field or path segment takes, and the 404 code a malformed one answers with: ids
  * are checked against their format before any lookup, and a malformed id is answered exactly
- * like an unknown one (API-DECISIONS.md, "Input hygiene").
+ * like an unknown one (docs/api.md, "Input hygiene").
  */
 export interface IdRef {
   readonly prefixes: readonly IdPrefix[];
