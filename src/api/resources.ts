@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ID_PREFIXES, idSchema } from './ids.js';
 
-/** Resources as they appear on the wire (API-DECISIONS.md, "Resources"). */
+/** Resources as they appear on the wire (docs/api.md). */
 
 const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC' });
 
