@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ID_PREFIXES, idSchema } from './ids.js';
 
 /**
- * Every error the API can answer, with its HTTP status and `error.type` (API-DECISIONS.md).
+ * Every error the API can answer, with its HTTP status and `error.type` (docs/api.md, Errors).
  * The server throws by code; the client and the OpenAPI document read the same table.
  */
 export const ERROR_CODES = {
