@@ -1,6 +1,6 @@
 /**
  * Errors raised while turning uploaded bytes into PCM. The `code` matches the API error code the
- * HTTP layer answers with (API-DECISIONS.md): 415 `unsupported_audio` when the bytes are not a
+ * HTTP layer answers with (docs/api.md, Errors): 415 `unsupported_audio` when the bytes are not a
  * recognised audio format at all, 422 `unreadable_audio` when they are recognised but cannot be
  * decoded (corrupt, truncated, empty), 422 `clip_too_long` past the caller's duration limit.
  */
