@@ -1,7 +1,7 @@
 /**
  * How espeak-ng's en-us intonation turns a variant `pitch <base> <top>` line and the RANGE
  * parameter into measured F0, for top = 1.5 x base (measured with this package's pitch tracker on
- * the espeak-ng build in use; see the notes in research/media-core.md, section 3.2):
+ * the espeak-ng build in use):
  *
  *   median F0 ~= base x (1.19 + 0.0036 x range)      (range 0 -> 1.19, 100 -> 1.55)
  *   ... about 6 % less for low (male) bases: factor 1 - 0.06 x clamp((130 - base) / 50, 0, 1)
