@@ -100,8 +100,8 @@ export class MediaWorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
       // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
-      // keep the worker's resident memory flat under session churn (README, Memory under
-      // churn). An operator's own value wins; 0 means glibc's default.
+      // keep the worker's resident memory flat under session churn (bench/results/
+      // 2026-11-25-churn-memory.md). An operator's own value wins; 0 means glibc's default.
       env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });
     const worker = new MediaWorkerProcess(child, o);
