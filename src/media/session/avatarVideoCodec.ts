@@ -6,7 +6,7 @@ export type AvatarVideoCodec = (typeof AVATAR_VIDEO_CODECS)[number];
 
 /**
  * H.264 by default: libwebrtc's OpenH264 encoder thread took 0.021 core per 512x512 25 fps avatar
- * where VP8's took 0.052 (six speaking sessions on 2 media workers; README, Measured), at less
+ * where VP8's took 0.052 (six speaking sessions on 2 media workers; docs/decisions.md, H.264 by default), at less
  * than half the bitrate for the same picture, and browsers decode it (often in hardware). VP8 for
  * viewers whose browser has no H.264 (a Firefox without its OpenH264 plugin).
  */
