@@ -30,7 +30,7 @@ Options:
   -h, --help             show this help
 
 Environment: VISAGE_VIDEO_CODEC (h264 or vp8) is the avatars' video codec (default h264);
-VISAGE_TTS_ENGINE and the providers' keys choose the voice engine (see the README).`;
+VISAGE_TTS_ENGINE and the providers' keys choose the voice engine (see docs/configuration.md).`;
 
 export async function runDevCommand(argv: string[], out: (line: string) => void) {
   const { values } = parseFlags(argv, {
