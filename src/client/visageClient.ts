@@ -282,7 +282,7 @@ export class VisageClient {
     const signal = call.options?.signal ? AbortSignal.any([call.options.signal, timeout]) : timeout;
     // undici's own request API, not fetch: the same exchange runs less code (no WHATWG
     // Request/Response/streams). An agent calls speak and interrupt now and then, so its calls
-    // run cold, and cold code is slow: on the README's 2-core VM, from the call to the request on
+    // run cold, and cold code is slow: on the 2-core VM of bench/results/, from the call to the request on
     // the socket took 15.1 ms (median) through fetch and 11.8 ms through request, 1 s apart.
     let res: Dispatcher.ResponseData;
     try {
