@@ -1,7 +1,7 @@
 // The source tree is layered: a module imports from its own part of the tree and from the layers
 // below it, never from above. This test reads every import in src/ (TypeScript's own pre-parser:
 // static, dynamic, `export … from`, `import type` alike) and names each one that points up, so the
-// layering the README describes is a fact, not a hope.
+// layering docs/architecture.md describes is a fact, not a hope.
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
