@@ -886,7 +886,7 @@ function refusalError(r: CapacityRefusal): ApiError {
   return r.refused === 'concurrency_cap'
     ? new ApiError(
         'concurrency_cap',
-        `This key is at its cap of ${r.cap} concurrent sessions; end one or wait.`,
+        `This key is at its cap of ${r.cap} concurrent ${r.cap === 1 ? 'session' : 'sessions'}; end one or wait.`,
         { headers },
       )
     : new ApiError('platform_busy', 'The platform is at capacity; retry shortly.', { headers });
