@@ -17,6 +17,11 @@ export type Look = GazeName | 'closed';
 export interface SeenFrame {
   /** When the viewer got the frame, ms on its own clock. */
   atMs: number;
+  /**
+   * The frame's own time (its render timestamp), ms: frames that a busy machine delivers in a
+   * bunch are still as far apart here as they were made.
+   */
+  mediaMs: number;
   look: Look;
   /** The head's breathing lift, whole px (0..BREATH_LEVELS-1). */
   lift: number;
@@ -93,7 +98,7 @@ function classify(eyes: Uint8Array, all: Template[]): { look: Look; lift: number
 export class EyeViewer {
   readonly room = new Room();
   private readonly t0 = performance.now();
-  private readonly frames: { atMs: number; eyes: Uint8Array }[] = [];
+  private readonly frames: { atMs: number; mediaMs: number; eyes: Uint8Array }[] = [];
   private readonly region: Rect;
 
   constructor(private readonly atlas: AvatarAtlas) {
@@ -115,7 +120,11 @@ export class EyeViewer {
         for await (const ev of new VideoStream(track)) {
           const f = ev.frame.type === 5 ? ev.frame : ev.frame.convert(5);
           if (f.width !== 512 || f.height !== 512) continue;
-          this.frames.push({ atMs: this.now(), eyes: crop(f.data, 512, this.region) });
+          this.frames.push({
+            atMs: this.now(),
+            mediaMs: Number(ev.timestampUs) / 1000,
+            eyes: crop(f.data, 512, this.region),
+          });
         }
       })().catch(() => undefined); // the stream errors when the room disconnects
     });
@@ -125,7 +134,7 @@ export class EyeViewer {
   /** Every frame so far, classified (about a millisecond each). */
   seen(): SeenFrame[] {
     const all = templates(this.atlas, this.region);
-    return this.frames.map((f) => ({ atMs: f.atMs, ...classify(f.eyes, all) }));
+    return this.frames.map((f) => ({ atMs: f.atMs, mediaMs: f.mediaMs, ...classify(f.eyes, all) }));
   }
 
   leave(): Promise<void> {
@@ -150,7 +159,7 @@ export function fastestDrop(all: SeenFrame[], ms = 300): number {
   const frames = all.filter((f) => f.look !== 'closed');
   let drop = 0;
   for (let i = 0; i < frames.length; i++) {
-    for (let j = i + 1; j < frames.length && frames[j]!.atMs - frames[i]!.atMs <= ms; j++) {
+    for (let j = i + 1; j < frames.length && frames[j]!.mediaMs - frames[i]!.mediaMs <= ms; j++) {
       drop = Math.max(drop, frames[i]!.lift - frames[j]!.lift);
     }
   }
