@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   nodeChannel,
   parseNodeNotification,
+  KEYS_CHANNEL,
   RECONCILE_CHANNEL,
   type ClaimedCommand,
   type ClusterStore,
@@ -136,7 +137,7 @@ export class Cluster {
     await cluster.register();
     try {
       cluster.listener = await o.store.listen(
-        [nodeChannel(o.nodeId), RECONCILE_CHANNEL],
+        [nodeChannel(o.nodeId), RECONCILE_CHANNEL, KEYS_CHANNEL],
         {
           notification: (channel, payload) => cluster.notified(channel, payload),
           connected: () => cluster.claimCommands(),
@@ -287,6 +288,10 @@ export class Cluster {
   }
 
   private notified(channel: string, payload: string): void {
+    if (channel === KEYS_CHANNEL) {
+      this.options.store.keyChangedElsewhere(payload);
+      return;
+    }
     if (channel === RECONCILE_CHANNEL) {
       void this.applier?.reconcile().catch((err: unknown) => {
         this.options.log.error({ err }, 'reconciliation failed');

@@ -48,6 +48,12 @@ export function nodeChannel(nodeId: string): string {
 export const RECONCILE_CHANNEL = 'visage_reconcile';
 
 /**
+ * Every node listens here too: a key's cap changed or it was revoked by another process (another
+ * node, `visage keys` on DATABASE_URL); the payload is the key's id.
+ */
+export const KEYS_CHANNEL = 'visage_keys';
+
+/**
  * A node's notifications: commands to claim, a command itself (small ones ride in the NOTIFY,
  * saving the claim's round trip), or the reply to a command it sent.
  */

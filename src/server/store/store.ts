@@ -6,6 +6,7 @@ import {
   ClusterStore,
   insertCommand,
   placeOnClusterNode,
+  KEYS_CHANNEL,
   RECONCILE_CHANNEL,
   releaseSlots,
   type NewCommand,
@@ -401,6 +402,8 @@ export class Store {
       );
       // The nodes running them stop their media now (cluster.ts listens; nobody else does).
       if (ended.rows.length > 0) await tx.query(`SELECT pg_notify($1, '')`, [RECONCILE_CHANNEL]);
+      // Every node forgets what it remembers of the key (delivered when this commits).
+      if (this.cluster) await tx.query('SELECT pg_notify($1, $2)', [KEYS_CHANNEL, id]);
       return { key: keyFromRow(r.rows[0]), endedSessions: ended.rows.map((row) => row.id) };
     });
     if (revoked) this.keyChanged(id);
@@ -408,10 +411,17 @@ export class Store {
   }
 
   async setKeyCap(id: string, cap: number): Promise<ApiKeyRecord | undefined> {
-    const r = await this.db.query<Row>(
-      'UPDATE api_keys SET concurrency_cap = $2 WHERE id = $1 RETURNING *',
-      [id, cap],
-    );
+    const r = await this.db.transaction(async (tx) => {
+      const updated = await tx.query<Row>(
+        'UPDATE api_keys SET concurrency_cap = $2 WHERE id = $1 RETURNING *',
+        [id, cap],
+      );
+      // Every node forgets what it remembers of the key (delivered when this commits).
+      if (updated.rows[0] && this.cluster) {
+        await tx.query('SELECT pg_notify($1, $2)', [KEYS_CHANNEL, id]);
+      }
+      return updated;
+    });
     if (r.rows[0]) this.keyChanged(id);
     return r.rows[0] ? keyFromRow(r.rows[0]) : undefined;
   }
@@ -423,6 +433,11 @@ export class Store {
   onKeyChanged(listener: (keyId: string) => void): () => void {
     this.keyListeners.add(listener);
     return () => this.keyListeners.delete(listener);
+  }
+
+  /** Another process changed the key (the cluster heard it on KEYS_CHANNEL). */
+  keyChangedElsewhere(keyId: string): void {
+    this.keyChanged(keyId);
   }
 
   private keyChanged(keyId: string): void {
