@@ -83,8 +83,8 @@ export function measureFaceColours(
     return median(samples);
   };
   return {
-    lips: medianColour(lips) ?? [150, 90, 90],
-    sclera: medianColour(whites) ?? [225, 220, 215],
+    lips: middleColour(lips) ?? [150, 90, 90],
+    sclera: middleColour(whites) ?? [225, 220, 215],
     lightLeft: side(-1),
     lightRight: side(1),
   };
@@ -126,11 +126,10 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-/** The colour at the median luma (a real pixel colour, not a blend of several). */
-function medianColour(colours: Colour[]): Colour | undefined {
+/** The mean colour of the middle half by brightness (steadier than one pixel); none of nothing. */
+export function middleColour(colours: Colour[]): Colour | undefined {
   if (colours.length === 0) return undefined;
   const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));
-  // The mean of the middle half: steadier than one pixel.
   const from = Math.floor(sorted.length / 4);
   const to = Math.max(from + 1, Math.ceil((sorted.length * 3) / 4));
   const sum = [0, 0, 0];

@@ -1,5 +1,5 @@
 import { Curve } from './curve.js';
-import { luma, type Colour, type FaceColours } from './faceColours.js';
+import { luma, middleColour, type Colour, type FaceColours } from './faceColours.js';
 import type { MouthShapeAtRest } from './photoFace.js';
 import type { FloatPicture } from './warp.js';
 
@@ -101,7 +101,7 @@ export function measurePhotoTeeth(
   return {
     bottom: new Curve(points),
     shown: fit !== undefined,
-    colour: fit && teethPixels.length ? middleColour(teethPixels) : syntheticTeeth(colours),
+    colour: (fit && middleColour(teethPixels)) || syntheticTeeth(colours),
     dark:
       darkPixels.length >= 6
         ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
@@ -129,22 +129,6 @@ function syntheticTeeth(colours: FaceColours): Colour {
     warm[1] + (white[1] - warm[1]) * t,
     warm[2] + (white[2] - warm[2]) * t,
   ];
-}
-
-/** The mean colour of the middle half by brightness. */
-function middleColour(colours: Colour[]): Colour {
-  const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));
-  const from = Math.floor(sorted.length / 4);
-  const to = Math.max(from + 1, Math.ceil((sorted.length * 3) / 4));
-  const sum = [0, 0, 0];
-  for (let i = from; i < to; i++) {
-    const c = sorted[i] as Colour;
-    sum[0]! += c[0];
-    sum[1]! += c[1];
-    sum[2]! += c[2];
-  }
-  const n = to - from;
-  return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
 }
 
 /** The least-squares parabola v(u) through points. */
