@@ -8,7 +8,7 @@
  * keys with a cap of 3, /healthz probed on both beside it), as burst.bench.ts does on one node.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
-import { startLivekitProcess } from '../src/cli/livekitProcess.js';
+import { startBenchLivekit } from './support/benchLivekit.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../src/server/admin/keyAdmin.js';
 import { Store } from '../src/server/store/store.js';
@@ -30,16 +30,8 @@ const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? (QUICK ? 20 : 200));
 const WARM_UP = QUICK ? 5 : 20;
 
 const postgres = await startTestPostgres((line) => console.log(`[bench] ${line}`));
-const livekitKeys = { devkey: `bench-${Math.random().toString(36).slice(2)}` };
-const livekit = await startLivekitProcess({
-  port: 0,
-  host: address,
-  nodeIp: address,
-  keys: livekitKeys,
-  command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
-  logLevel: 'warn',
-  output: process.stderr,
-});
+const lk = await startBenchLivekit(address);
+const livekit = lk.process;
 const nodes: ServedNode[] = [];
 try {
   for (const nodeId of ['bench-a', 'bench-b']) {
@@ -47,7 +39,7 @@ try {
       await startServedNode({
         nodeId,
         databaseUrl: postgres.url(),
-        livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: livekitKeys.devkey },
+        livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
         // The driving calls' session and the burst's 9 fit on the two nodes.
         maxSessions: 6,
         workers: 1,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { destination, pino } from 'pino';
-import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
+import { startBenchLivekit } from './benchLivekit.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
@@ -19,16 +19,8 @@ const keyCount = Number(process.argv[3]);
 const cap = Number(process.argv[4]);
 // Warnings and worse, to stderr: stdout is the answer channel to the bench.
 const log = pino({ level: 'warn' }, destination(2));
-const livekitKeys = { devkey: `bench-${Math.random().toString(36).slice(2)}` };
-const livekit = await startLivekitProcess({
-  port: 0,
-  host: address,
-  nodeIp: address,
-  keys: livekitKeys,
-  command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
-  logLevel: 'warn',
-  output: process.stderr,
-});
+const lk = await startBenchLivekit(address);
+const livekit = lk.process;
 const server = await startVisage(
   {
     host: '127.0.0.1',
@@ -39,7 +31,7 @@ const server = await startVisage(
     allowPrivateUrls: false,
     // The default rate limit (per key) would answer part of the burst itself.
     limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
-    livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: livekitKeys.devkey },
+    livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
     version: 'bench',
     mediaWorkers: 1,
   },

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { firstAudioLog } from './firstAudioLog.js';
 import { readEnvironment } from '../../src/cli/environment.js';
-import { startLivekitProcess } from '../../src/cli/livekitProcess.js';
+import { startBenchLivekit } from './benchLivekit.js';
 import { mediaSettingsFrom } from '../../src/cli/mediaSettings.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
@@ -30,18 +30,8 @@ const workers = Number(process.argv[3] ?? 0);
 // Logs go to stderr (warnings and worse): stdout is the answer channel to the bench. The media's
 // "first audio" lines (from this process or its workers) are kept for the "marks" request.
 const { log, marks: firstAudio, joins } = firstAudioLog();
-const keys = { devkey: 'bench-secret-0123456789' };
-// The LiveKit server runs in its own process, as under `visage dev`.
-const livekit = await startLivekitProcess({
-  port: 0,
-  host: address,
-  nodeIp: address,
-  keys,
-  command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
-  logLevel: 'warn',
-  // stdout is this process's answer channel to the bench.
-  output: process.stderr,
-});
+const lk = await startBenchLivekit(address);
+const livekit = lk.process;
 // Photo avatars' builds come from the server's file storage, as under `visage dev`.
 const storage: { files?: FileStorage } = {};
 const assets: MediaAssets = {
@@ -71,7 +61,7 @@ const server = await startVisage(
     maxSessions: 64,
     allowPrivateUrls: false,
     limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
-    livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey },
+    livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
     version: 'bench',
     media: settings,
   },
@@ -81,7 +71,7 @@ storage.files = server.files;
 const { secret } = await keyAdmin.create(server.store, 'bench', 64);
 // The LiveKit server's URL and keys too: the bench puts a viewer into a room before the avatar.
 process.stdout.write(
-  `${JSON.stringify({ apiUrl: server.url, secret, livekit: { url: livekit.url, apiKey: 'devkey', apiSecret: keys.devkey } })}\n`,
+  `${JSON.stringify({ apiUrl: server.url, secret, livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret } })}\n`,
 );
 
 /** CPU time (ms) of a process, from /proc (utime + stime, in clock ticks). */
@@ -115,9 +105,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     const pool = media instanceof WorkerPoolMediaCore ? await media.memory() : [];
     const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
     const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
-    const lk = await livekit.memory();
+    const lkMemory = await livekit.memory();
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lk.rss, livekitHeap: lk.heapUsed, livekitHeapTotal: lk.heapTotal })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lkMemory.rss, livekitHeap: lkMemory.heapUsed, livekitHeapTotal: lkMemory.heapTotal })}\n`,
     );
   } else if (line.startsWith('marks ')) {
     process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);
