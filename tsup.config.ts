@@ -14,12 +14,12 @@ export default defineConfig({
     'client/index': 'src/client/index.ts',
     'server/index': 'src/server/index.ts',
     'cli/main': 'src/cli/main.ts',
-    // The audio worker pool's thread (src/media/worker/audioWorkerPool.ts finds it here).
-    'media/audioWorker': 'src/media/worker/audioWorker.ts',
-    // The photo worker's thread (src/media/photo/photoWorkerPool.ts finds it here).
-    'media/photoWorker': 'src/media/photo/photoWorker.ts',
-    // A media worker process (src/media/workerPool/mediaWorkerProcess.ts finds it here).
-    'media/mediaWorker': 'src/media/workerPool/mediaWorkerMain.ts',
+    // An audio thread (src/media/audioThreads/audioThreadPool.ts finds it here).
+    'media/audioThread': 'src/media/audioThreads/audioThread.ts',
+    // The photo thread (src/media/photo/photoThreadPool.ts finds it here).
+    'media/photoThread': 'src/media/photo/photoThread.ts',
+    // A media process (src/media/mediaProcesses/mediaProcessHandle.ts finds it here).
+    'media/mediaProcess': 'src/media/mediaProcesses/mediaProcessMain.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -47,7 +47,7 @@ const node = spawn(
     env: {
       ...process.env,
       NODE_ENV: 'production',
-      // The media workers too collect their garbage before each sample (see WorkerMemory).
+      // The media workers too collect their garbage before each sample (see MediaProcessMemory).
       NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc'].filter(Boolean).join(' '),
     },
   },

@@ -20,7 +20,7 @@ import sharp from 'sharp';
 import { VisageClient } from '../src/client/index.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 import { VISEMES } from '../src/media/lipsync/index.js';
-import { buildPhotoAvatar, decodePhotoBuild, photoWorkerPool } from '../src/media/photo/index.js';
+import { buildPhotoAvatar, decodePhotoBuild, photoThreadPool } from '../src/media/photo/index.js';
 import {
   createAtlasFaceRenderer,
   createFaceRenderer,
@@ -107,7 +107,7 @@ if (process.env.BENCH_PHOTO_SHEET) {
   writeFileSync(process.env.BENCH_PHOTO_SHEET, await contactSheet(sheetRows, 160));
   console.log(`contact sheet: ${process.env.BENCH_PHOTO_SHEET}`);
 }
-await photoWorkerPool().close();
+await photoThreadPool().close();
 
 // ---- frame cost --------------------------------------------------------------------------------
 function frameCost(renderer: FaceRenderer, frames = 3000): number {
@@ -131,7 +131,7 @@ const frameCosts = {
   stock: median([1, 2, 3].map(() => frameCost(stockRenderer))),
 };
 
-console.log('\nPhoto avatar build (what POST /v1/avatars runs; on the photo worker thread)');
+console.log('\nPhoto avatar build (what POST /v1/avatars runs; on the photo thread)');
 console.table(builds);
 console.log('Frame cost, speaking (mean of 3000 frames, median of 3 runs)');
 console.table({

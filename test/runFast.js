@@ -18,7 +18,7 @@ const SLOW_MARKERS = [
   'startCli',
   'startAgentWorker',
   // face detection and recognition over real portraits
-  'photoWorkerPool',
+  'photoThreadPool',
   'portraitSet',
   'faceQuality',
   'faceModels',

@@ -20,7 +20,7 @@ import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { TtsEngines } from '../../src/media/tts/index.js';
 import type { FileStorage } from '../../src/server/assets/fileStorage.js';
-import { WorkerPoolMediaCore } from '../../src/media/workerPool/index.js';
+import { ProcessPoolMediaCore } from '../../src/media/mediaProcesses/index.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
@@ -44,7 +44,7 @@ const settings = mediaSettingsFrom(readEnvironment());
 const tts = new TtsEngines(settings.tts);
 const media =
   workers > 0
-    ? await WorkerPoolMediaCore.create({
+    ? await ProcessPoolMediaCore.create({
         log,
         workers,
         assets,
@@ -88,7 +88,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     const eventLoop = performance.eventLoopUtilization(eluMark).utilization;
     eluMark = performance.eventLoopUtilization();
     // With workers: the busiest worker's event loop is what limits the node.
-    const pool = media instanceof WorkerPoolMediaCore ? await media.stats() : [];
+    const pool = media instanceof ProcessPoolMediaCore ? await media.stats() : [];
     process.stdout.write(
       `${JSON.stringify({
         cpuMs: (u.user + u.system) / 1000 + pool.reduce((sum, w) => sum + w.cpuMs, 0),
@@ -102,7 +102,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     // After a full collection when the process runs with --expose-gc: what is really retained.
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
-    const pool = media instanceof WorkerPoolMediaCore ? await media.memory() : [];
+    const pool = media instanceof ProcessPoolMediaCore ? await media.memory() : [];
     const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
     const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
     const lkMemory = await livekit.memory();

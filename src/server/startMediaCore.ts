@@ -4,7 +4,7 @@ import { LiveKitMediaCore } from '../media/session/index.js';
 import type { StartupProgress } from '../media/startupProgress.js';
 import type { AvatarVideoCodec } from '../media/session/index.js';
 import type { TtsEngines, TtsSettings } from '../media/tts/index.js';
-import { WorkerPoolMediaCore } from '../media/workerPool/index.js';
+import { ProcessPoolMediaCore } from '../media/mediaProcesses/index.js';
 
 export interface MediaCoreChoice {
   /** Worker processes; 0: the media runs in this process. */
@@ -46,7 +46,7 @@ export function startMediaCore(o: MediaCoreChoice): Promise<MediaCore> {
     videoCodec: o.settings?.videoCodec,
   };
   return o.workers > 0
-    ? WorkerPoolMediaCore.create({
+    ? ProcessPoolMediaCore.create({
         ...common,
         workers: o.workers,
         maxSessionsPerWorker: o.settings?.maxSessionsPerWorker,

@@ -12,7 +12,7 @@ import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
-import { photoWorkerPool } from '../../src/media/photo/index.js';
+import { photoThreadPool } from '../../src/media/photo/index.js';
 import { ensureChromium } from '../devserver/browser/chromium.js';
 
 describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
@@ -47,7 +47,7 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     await browser?.close();
     await proxy?.close();
     await stack?.close();
-    await photoWorkerPool().close();
+    await photoThreadPool().close();
   });
 
   it('shows the playing avatar, its transcript, and says what is typed', async () => {

@@ -4,7 +4,7 @@
 import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvatarSession, VisageApiError, VisageException } from '../../src/index.js';
-import { photoWorkerPool } from '../../src/media/photo/index.js';
+import { photoThreadPool } from '../../src/media/photo/index.js';
 import {
   ASTRONAUT_PATH,
   astronaut,
@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h?.close();
-  await photoWorkerPool().close();
+  await photoThreadPool().close();
 });
 
 interface AvatarRow {

@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Avatar } from '../../src/api/index.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { MediaCore, MediaSessionSpec } from '../../src/media/mediaCore.js';
-import { decodePhotoBuild, photoWorkerPool } from '../../src/media/photo/index.js';
+import { decodePhotoBuild, photoThreadPool } from '../../src/media/photo/index.js';
 import * as portraits from '../support/portraits.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { startTestServer, type TestServer } from './testServer.js';
 
 /**
  * POST/GET/DELETE /v1/avatars over real HTTP with a real database and the real build (face
- * detection and atlas on the photo worker): every bad input of issue 11 answers its error and
+ * detection and atlas on the photo thread): every bad input of issue 11 answers its error and
  * stores nothing; a good portrait becomes an avatar a session can show.
  */
 
@@ -66,7 +66,7 @@ afterAll(async () => {
   await server?.close();
   await open?.close();
   await new Promise((r) => pictures?.close(r));
-  await photoWorkerPool().close();
+  await photoThreadPool().close();
 });
 
 async function expectError(res: Response, status: number, code: string, param?: string) {

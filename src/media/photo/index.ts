@@ -20,5 +20,9 @@ export {
   type PhotoFormat,
   type PhotoLimits,
 } from './photoImage.js';
-export { PhotoWorkerPool, photoWorkerPool, type PhotoWorkerOptions } from './photoWorkerPool.js';
+export {
+  PhotoThreadPool,
+  photoThreadPool,
+  type PhotoThreadPoolOptions,
+} from './photoThreadPool.js';
 export { PhotoAtlasCache } from './photoAtlasCache.js';

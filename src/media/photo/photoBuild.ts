@@ -19,7 +19,7 @@ import {
   type Region,
 } from './photoImage.js';
 import { turnUpright } from './uprightFace.js';
-import { photoWorkerPool, type PhotoWorkerPool } from './photoWorkerPool.js';
+import { photoThreadPool, type PhotoThreadPool } from './photoThreadPool.js';
 
 /**
  * A photo avatar's build: from the uploaded picture to the atlas file the media core renders
@@ -39,7 +39,7 @@ export interface PhotoBuildOptions {
   atlasId: string;
   limits?: PhotoLimits;
   faceLimits?: FaceLimits;
-  pool?: PhotoWorkerPool;
+  pool?: PhotoThreadPool;
   /** Told as each stage starts. */
   onStage?: (stage: PhotoBuildStage) => void;
 }
@@ -70,7 +70,7 @@ export async function buildPhotoAvatar(
   bytes: Uint8Array,
   options: PhotoBuildOptions,
 ): Promise<PhotoBuildOutput> {
-  const pool = options.pool ?? photoWorkerPool();
+  const pool = options.pool ?? photoThreadPool();
   const timings: Record<string, number> = {};
   let mark = performance.now();
   const stage = (name: PhotoBuildStage) => {

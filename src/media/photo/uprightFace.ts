@@ -2,7 +2,7 @@ import { chooseFraming } from './framing.js';
 import { isHumanFace, type FaceLimits } from './findFace.js';
 import { LEFT_EYE, mean, RIGHT_EYE, distance, type Point } from './landmarks.js';
 import { decodeFitted, turnRegion, type PhotoSource, type Region } from './photoImage.js';
-import type { PhotoWorkerPool } from './photoWorkerPool.js';
+import type { PhotoThreadPool } from './photoThreadPool.js';
 
 /**
  * A tilted head is turned upright before the frame is cut, instead of being refused: the part
@@ -29,7 +29,7 @@ export async function turnUpright(
   source: PhotoSource,
   landmarks: readonly Point[],
   rollDeg: number,
-  pool: PhotoWorkerPool,
+  pool: PhotoThreadPool,
   options: { detectionSide: number; limits: FaceLimits },
 ): Promise<UprightFace | undefined> {
   if (Math.abs(rollDeg) <= UPRIGHT_BEYOND_DEG) return undefined;

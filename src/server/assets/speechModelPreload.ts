@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { reportStep, type StartupProgress } from '../../media/startupProgress.js';
 import type { TtsEngines } from '../../media/tts/index.js';
-import { speechWorkerPool } from '../../media/worker/index.js';
+import { speechThreadPool } from '../../media/audioThreads/index.js';
 
 /**
  * Prepares what `POST /v1/voices` needs in this process, as a reported start-up step (`voices`):
@@ -23,7 +23,7 @@ export async function preloadSpeechModel(
       'loading the voice-activity model and the speech engine',
       () =>
         Promise.all([
-          speechWorkerPool().loadSpeechModel(),
+          speechThreadPool().loadSpeechModel(),
           tts.defaultId === 'espeak' ? tts.default.prepare() : undefined,
         ]),
       () => 'ready to make voices',

@@ -1,5 +1,5 @@
 import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../../media/audio/index.js';
-import { audioWorkerPool, speechWorkerPool } from '../../media/worker/index.js';
+import { audioThreadPool, speechThreadPool } from '../../media/audioThreads/index.js';
 import { ApiError } from '../http/apiError.js';
 import type { Limits } from '../config.js';
 
@@ -13,7 +13,7 @@ export type VoiceAnalyzer = (
 
 /**
  * Decodes caller-supplied audio and maps decoding failures to the API's codes (415 not audio,
- * 422 corrupt). Decoding runs on the audio worker pool: a hostile file (a header declaring
+ * 422 corrupt). Decoding runs on the audio thread pool: a hostile file (a header declaring
  * 65,535 channels, a huge data size) is refused from its header, and whatever gets past that is
  * bounded in memory and time there, never on the event loop.
  */
@@ -24,7 +24,7 @@ export async function decodeOrReject(
 ): Promise<DecodedAudio> {
   try {
     // The limit is enforced while decoding: a small file that expands to hours stops early.
-    return await audioWorkerPool().decode(bytes, { contentType, maxDurationMs });
+    return await audioThreadPool().decode(bytes, { contentType, maxDurationMs });
   } catch (err) {
     if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
     throw err;
@@ -54,7 +54,7 @@ export function checkClipLength(clip: DecodedAudio, limits: Limits): void {
 export async function requireSpeech(clip: DecodedAudio): Promise<void> {
   let found;
   try {
-    found = await speechWorkerPool().detectSpeech(clip.mono, clip.sampleRate);
+    found = await speechThreadPool().detectSpeech(clip.mono, clip.sampleRate);
   } catch (err) {
     if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
     throw err;

@@ -5,7 +5,7 @@ import {
   buildPhotoAvatar,
   decodePhotoBuild,
   photoBuildFraming,
-  photoWorkerPool,
+  photoThreadPool,
   type PhotoBuildOutput,
 } from '../../../src/media/photo/index.js';
 import {
@@ -58,7 +58,7 @@ beforeAll(async () => {
   }
 }, 120_000);
 
-afterAll(() => photoWorkerPool().close());
+afterAll(() => photoThreadPool().close());
 
 /** The photo cropped to the avatar's frame, straight from the original (sharp), as luma. */
 async function croppedPhotoLuma(b: Built): Promise<Float32Array> {

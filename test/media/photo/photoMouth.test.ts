@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { photoWorkerPool } from '../../../src/media/photo/index.js';
+import { photoThreadPool } from '../../../src/media/photo/index.js';
 import { usablePortraits } from '../../support/portraitSet.js';
 import { figuresRow, measurePortrait, mouthFailures } from './mouthFigures.js';
 
@@ -85,7 +85,7 @@ beforeAll(async () => {
   console.table(table);
 }, 2_400_000);
 
-afterAll(() => photoWorkerPool().close());
+afterAll(() => photoThreadPool().close());
 
 describe('the mouth wide open, on every usable portrait', () => {
   it('keeps the person, drops the chin, and shows the upper teeth above the dark', () => {

@@ -3,7 +3,7 @@ import { PhotoError } from '../../../src/media/photo/index.js';
 import { chooseFace, type FoundFace } from '../../../src/media/photo/findFace.js';
 import { DETECTION_SIDE } from '../../../src/media/photo/photoBuild.js';
 import { decodeFitted, probePhoto } from '../../../src/media/photo/photoImage.js';
-import { photoWorkerPool } from '../../../src/media/photo/photoWorkerPool.js';
+import { photoThreadPool } from '../../../src/media/photo/photoThreadPool.js';
 import {
   forTheRecord,
   refusals,
@@ -30,7 +30,7 @@ let refused: Awaited<ReturnType<typeof refusals>> = [];
 async function judge(bytes: Uint8Array): Promise<Verdict> {
   const source = await probePhoto(bytes);
   const picture = await decodeFitted(source, DETECTION_SIDE);
-  const faces = await photoWorkerPool().detect(picture.data, picture.width, picture.height);
+  const faces = await photoThreadPool().detect(picture.data, picture.width, picture.height);
   try {
     const face = chooseFace(faces, source.width / picture.width);
     return { code: 'accepted', message: '', face };
@@ -66,7 +66,7 @@ beforeAll(async () => {
   );
 }, 600_000);
 
-afterAll(() => photoWorkerPool().close());
+afterAll(() => photoThreadPool().close());
 
 describe('the labelled portrait set', () => {
   it('accepts every usable portrait (real people looking at the camera)', () => {

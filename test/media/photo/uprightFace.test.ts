@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPhotoAvatar, photoWorkerPool } from '../../../src/media/photo/index.js';
+import { buildPhotoAvatar, photoThreadPool } from '../../../src/media/photo/index.js';
 import { detectFaces, type FoundFace } from '../../../src/media/photo/findFace.js';
 import { LEFT_EYE, mean, RIGHT_EYE } from '../../../src/media/photo/landmarks.js';
 import { decodeFitted, probePhoto, turnRegion } from '../../../src/media/photo/photoImage.js';
@@ -10,7 +10,7 @@ import { astronaut, tilted } from '../../support/portraits.js';
  * A tilted head is turned upright by the build instead of refused (issue 31): the avatar's
  * neutral frame shows the face upright; a head within 15 degrees is kept as it is.
  */
-afterAll(() => photoWorkerPool().close());
+afterAll(() => photoThreadPool().close());
 
 async function rollInPreview(preview: Buffer): Promise<number> {
   const { data, info } = await sharp(preview)

@@ -2,7 +2,7 @@ import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
-import { decodePhotoBuild, photoWorkerPool } from '../../../src/media/photo/index.js';
+import { decodePhotoBuild, photoThreadPool } from '../../../src/media/photo/index.js';
 import {
   avatarAtlasAsync,
   BREATH_LEVELS,
@@ -36,7 +36,7 @@ describeWebRtc(
 
     afterAll(async () => {
       await stack?.close();
-      await photoWorkerPool().close();
+      await photoThreadPool().close();
     });
 
     /** A stock figure, and a photo avatar made from the astronaut portrait. */

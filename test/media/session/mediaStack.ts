@@ -8,7 +8,7 @@ import type { MediaAssets, MediaCore } from '../../../src/media/mediaCore.js';
 import type { FileStorage } from '../../../src/server/assets/fileStorage.js';
 import { LiveKitMediaCore, type AvatarVideoCodec } from '../../../src/media/session/index.js';
 import type { TtsEngines } from '../../../src/media/tts/index.js';
-import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
+import { ProcessPoolMediaCore } from '../../../src/media/mediaProcesses/index.js';
 import { startTestServer, type TestServer } from '../../server/testServer.js';
 import type { Rect } from '../../../src/media/render/index.js';
 import { AvatarClient } from './avatarClient.js';
@@ -17,7 +17,7 @@ export interface MediaStack {
   livekit: DevServer;
   visage: TestServer;
   /** The media core the Visage server runs its avatars with (in process, or a worker pool). */
-  media: LiveKitMediaCore | WorkerPoolMediaCore;
+  media: LiveKitMediaCore | ProcessPoolMediaCore;
   /** The LiveKit API key and secret both servers use. */
   apiKey: string;
   apiSecret: string;
@@ -94,7 +94,7 @@ export async function startMediaStack(
       storage.files ? storage.files.get(id) : Promise.reject(new Error('no file storage yet')),
   };
   const media = options.workers
-    ? await WorkerPoolMediaCore.create({
+    ? await ProcessPoolMediaCore.create({
         log,
         workers: options.workers,
         agentAbsenceMs: options.agentAbsenceMs,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { LiveKitMediaCore } from '../../../src/media/session/index.js';
-import { decodePhotoBuild, photoWorkerPool } from '../../../src/media/photo/index.js';
+import { decodePhotoBuild, photoThreadPool } from '../../../src/media/photo/index.js';
 import type { Rect } from '../../../src/media/render/index.js';
 import { describeWebRtc } from '../../support/network.js';
 import { astronaut, multipartImage } from '../../support/portraits.js';
@@ -49,7 +49,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
 
   afterAll(async () => {
     await stack?.close();
-    await photoWorkerPool().close();
+    await photoThreadPool().close();
   });
 
   /** Speaks TEXT and measures how the received mouth follows the received sound. */

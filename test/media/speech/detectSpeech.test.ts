@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AudioWorkerPool } from '../../../src/media/worker/index.js';
+import { AudioThreadPool } from '../../../src/media/audioThreads/index.js';
 
 /**
  * Issue 9, item 12: Silero VAD tells speech from silence, a pure tone, noise and music-like
- * signals. Runs on the audio worker pool, as the server does.
+ * signals. Runs on the audio thread pool, as the server does.
  */
-const pool = new AudioWorkerPool({ size: 1, taskTimeoutMs: 120_000 });
+const pool = new AudioThreadPool({ size: 1, taskTimeoutMs: 120_000 });
 afterAll(() => pool.close());
 
 const fixture = (name: string) => new Uint8Array(readFileSync(`test/fixtures/audio/${name}`));

@@ -2,7 +2,7 @@ import type { DecodedAudio } from '../audio/index.js';
 import type { AudioDecodeErrorCode } from '../audio/index.js';
 import type { SpeechDetection } from '../speech/index.js';
 
-/** Messages between the audio worker pool and its threads. */
+/** Messages between the audio thread pool and its threads. */
 export type AudioTask =
   | {
       kind: 'decode';
@@ -16,6 +16,6 @@ export type AudioTask =
 
 export type AudioTaskResult = DecodedAudio | SpeechDetection | { speechModelLoaded: true };
 
-export type AudioWorkerReply =
+export type AudioThreadReply =
   | { id: number; result: AudioTaskResult }
   | { id: number; error: { message: string; code?: AudioDecodeErrorCode; limitMs?: number } };

@@ -5,8 +5,11 @@ import {
   IpcPeer,
   RemoteError,
   type IpcChannel,
-} from '../../../src/media/workerPool/ipcPeer.js';
-import { remoteAssets, serveAssets } from '../../../src/media/workerPool/workerProtocol.js';
+} from '../../../src/media/mediaProcesses/ipcPeer.js';
+import {
+  remoteAssets,
+  serveAssets,
+} from '../../../src/media/mediaProcesses/mediaProcessProtocol.js';
 
 /** Two ends of a channel that deliver asynchronously, in order, structured-cloned (as IPC does). */
 function channelPair(): [IpcChannel & { closed: boolean }, IpcChannel & { closed: boolean }] {

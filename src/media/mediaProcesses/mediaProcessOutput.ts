@@ -17,7 +17,11 @@ const MAX_LINE_CHARS = 2_000;
  * raw text beside the JSON lines. The worker logs over IPC; what arrives here is what its native
  * code or Node itself printed: a codec's notice, a crash's last words (warn).
  */
-export function logWorkerOutput(stream: Readable, log: Logger, name: 'stdout' | 'stderr'): void {
+export function logMediaProcessOutput(
+  stream: Readable,
+  log: Logger,
+  name: 'stdout' | 'stderr',
+): void {
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   lines.on('line', (raw) => {
     const line = raw.trimEnd();

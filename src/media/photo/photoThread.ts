@@ -2,10 +2,10 @@ import { parentPort } from 'node:worker_threads';
 import { packAtlas } from '../render/index.js';
 import { buildPhotoAtlas } from './buildPhotoAtlas.js';
 import { detectFaces } from './findFace.js';
-import type { PhotoTask, PhotoTaskResult, PhotoWorkerReply } from './photoWorkerProtocol.js';
+import type { PhotoTask, PhotoTaskResult, PhotoThreadReply } from './photoThreadProtocol.js';
 
 /**
- * The photo worker's thread: face detection (TensorFlow.js WASM, about a second) and the atlas
+ * The photo thread: face detection (TensorFlow.js WASM, about a second) and the atlas
  * build (about a second of JavaScript), off the server's event loop. Decoding stays with sharp
  * on the main thread (libuv's pool): sharp is not safe to unload with a terminated worker.
  */
@@ -22,11 +22,11 @@ async function run(task: PhotoTask): Promise<PhotoTaskResult> {
 
 parentPort!.on('message', ({ id, task }: { id: number; task: PhotoTask }) => {
   run(task).then(
-    (result) => parentPort!.postMessage({ id, result } satisfies PhotoWorkerReply),
+    (result) => parentPort!.postMessage({ id, result } satisfies PhotoThreadReply),
     (error: unknown) =>
       parentPort!.postMessage({
         id,
         error: { message: error instanceof Error ? error.message : String(error) },
-      } satisfies PhotoWorkerReply),
+      } satisfies PhotoThreadReply),
   );
 });

@@ -12,18 +12,18 @@ import type { AvatarVideoCodec } from '../session/index.js';
 import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
 import type { TtsSettings } from '../tts/index.js';
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
-import { MediaWorkerProcess, type WorkerExit } from './mediaWorkerProcess.js';
+import { MediaProcessHandle, type MediaProcessExit } from './mediaProcessHandle.js';
 import { RemoteMediaSession } from './remoteMediaSession.js';
 import type {
   EndedEvent,
   SpeakingEvent,
   StartRequest,
-  WorkerInit,
-  WorkerMemory,
-  WorkerStats,
-} from './workerProtocol.js';
+  MediaProcessInit,
+  MediaProcessMemory,
+  MediaProcessStats,
+} from './mediaProcessProtocol.js';
 
-export interface WorkerPoolOptions {
+export interface ProcessPoolOptions {
   /** Media worker processes (one per core is the default of the CLI). */
   workers: number;
   log: Logger;
@@ -59,37 +59,37 @@ const MAX_RESTART_DELAY_MS = 30_000;
 const SHUTDOWN_MS = 5_000;
 
 /**
- * The media core of a node with several cores: N worker processes, each running the real
+ * The media core of a node with several cores: N media processes (media workers), each running the real
  * `LiveKitMediaCore` on its own event loop, so that one JavaScript thread no longer caps the
  * machine. A session goes to the worker running the fewest; its calls travel over that worker's
  * IPC channel in order. A worker that dies ends its sessions (`error`, logged) and is started
  * again; the other workers' sessions never notice.
  */
-export class WorkerPoolMediaCore implements MediaCore {
+export class ProcessPoolMediaCore implements MediaCore {
   readonly kind = 'livekit';
-  private readonly workers: (MediaWorkerProcess | undefined)[];
+  private readonly workers: (MediaProcessHandle | undefined)[];
   private readonly sessions = new Map<string, RemoteMediaSession>();
   private closing = false;
   private readonly restartTimers = new Set<NodeJS.Timeout>();
   /** Sessions each worker has been given so far. */
-  private readonly served = new Map<MediaWorkerProcess, number>();
+  private readonly served = new Map<MediaProcessHandle, number>();
   /** Workers a fresh process has replaced: they finish their sessions, then exit. */
-  private readonly retiring = new Set<MediaWorkerProcess>();
+  private readonly retiring = new Set<MediaProcessHandle>();
   /** Slots whose replacement process is starting. */
   private readonly replacing = new Set<number>();
   private readonly maxSessionsPerWorker: number;
 
-  private constructor(private readonly options: WorkerPoolOptions) {
+  private constructor(private readonly options: ProcessPoolOptions) {
     this.workers = Array.from({ length: options.workers }, () => undefined);
     this.maxSessionsPerWorker = options.maxSessionsPerWorker ?? DEFAULT_MAX_SESSIONS_PER_WORKER;
   }
 
   /** Starts every worker at once and resolves when all are ready. */
-  static async create(o: WorkerPoolOptions): Promise<WorkerPoolMediaCore> {
+  static async create(o: ProcessPoolOptions): Promise<ProcessPoolMediaCore> {
     if (!Number.isInteger(o.workers) || o.workers < 1) {
       throw new Error(`a worker pool needs at least one worker (got ${o.workers})`);
     }
-    const pool = new WorkerPoolMediaCore(o);
+    const pool = new ProcessPoolMediaCore(o);
     // The first worker prepares the avatars (drawing and caching them on a first start); the
     // others load their code meanwhile and then take the atlases from the cache.
     let atlasesReady!: () => void;
@@ -127,19 +127,19 @@ export class WorkerPoolMediaCore implements MediaCore {
   }
 
   /** Each running worker's load (CPU, event loop since the previous call, sessions). */
-  async stats(): Promise<WorkerStats[]> {
+  async stats(): Promise<MediaProcessStats[]> {
     const running = this.workers.filter((w) => w?.alive);
     const answers = await Promise.allSettled(
-      running.map((w) => w!.peer.request<WorkerStats>('stats')),
+      running.map((w) => w!.peer.request<MediaProcessStats>('stats')),
     );
     return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }
 
-  /** Each running worker's memory (see WorkerMemory), those finishing their last sessions too. */
-  async memory(): Promise<WorkerMemory[]> {
+  /** Each running worker's memory (see MediaProcessMemory), those finishing their last sessions too. */
+  async memory(): Promise<MediaProcessMemory[]> {
     const running = [...this.workers, ...this.retiring].filter((w) => w?.alive);
     const answers = await Promise.allSettled(
-      running.map((w) => w!.peer.request<WorkerMemory>('memory')),
+      running.map((w) => w!.peer.request<MediaProcessMemory>('memory')),
     );
     return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }
@@ -179,7 +179,7 @@ export class WorkerPoolMediaCore implements MediaCore {
   }
 
   /** Counts a session given to `worker`; at the limit, a fresh process is started to replace it. */
-  private countSession(worker: MediaWorkerProcess): void {
+  private countSession(worker: MediaProcessHandle): void {
     const served = (this.served.get(worker) ?? 0) + 1;
     this.served.set(worker, served);
     const limit = this.maxSessionsPerWorker;
@@ -198,19 +198,19 @@ export class WorkerPoolMediaCore implements MediaCore {
   }
 
   /** A replaced worker exits once its last session is closed. */
-  private exitIfDrained(worker: MediaWorkerProcess): void {
+  private exitIfDrained(worker: MediaProcessHandle): void {
     if (!this.retiring.has(worker)) return;
     for (const s of this.sessions.values()) if (s.worker === worker) return;
     void worker.shutdown(SHUTDOWN_MS);
   }
 
-  private leastLoaded(): MediaWorkerProcess | undefined {
-    const load = new Map<MediaWorkerProcess, number>();
+  private leastLoaded(): MediaProcessHandle | undefined {
+    const load = new Map<MediaProcessHandle, number>();
     for (const w of this.workers) if (w?.alive) load.set(w, 0);
     for (const s of this.sessions.values()) {
       if (load.has(s.worker)) load.set(s.worker, load.get(s.worker)! + 1);
     }
-    let best: MediaWorkerProcess | undefined;
+    let best: MediaProcessHandle | undefined;
     for (const [w, n] of load) if (best === undefined || n < load.get(best)!) best = w;
     return best;
   }
@@ -219,17 +219,17 @@ export class WorkerPoolMediaCore implements MediaCore {
     index: number,
     how: { progress?: StartupProgress; initAfter?: Promise<unknown> } = {},
   ): Promise<void> {
-    const init: WorkerInit = {
+    const init: MediaProcessInit = {
       index,
       cacheDir: this.options.cacheDir,
       agentAbsenceMs: this.options.agentAbsenceMs,
       stageTimeoutMs: this.options.stageTimeoutMs,
-      logLevel: this.options.log.level as WorkerInit['logLevel'],
+      logLevel: this.options.log.level as MediaProcessInit['logLevel'],
       reportProgress: how.progress !== undefined,
       videoCodec: this.options.videoCodec,
       tts: this.options.tts,
     };
-    const worker = await MediaWorkerProcess.start({
+    const worker = await MediaProcessHandle.start({
       init,
       log: this.options.log,
       assets: this.options.assets,
@@ -259,12 +259,12 @@ export class WorkerPoolMediaCore implements MediaCore {
     }
   }
 
-  private sessionOn(worker: MediaWorkerProcess, sessionId: string) {
+  private sessionOn(worker: MediaProcessHandle, sessionId: string) {
     const session = this.sessions.get(sessionId);
     return session?.worker === worker ? session : undefined;
   }
 
-  private workerExited(worker: MediaWorkerProcess, exit: WorkerExit): void {
+  private workerExited(worker: MediaProcessHandle, exit: MediaProcessExit): void {
     if (this.workers[worker.index] === worker) this.workers[worker.index] = undefined;
     this.served.delete(worker);
     const retired = this.retiring.delete(worker);

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AudioWorkerPool } from '../../../src/media/worker/index.js';
+import { AudioThreadPool } from '../../../src/media/audioThreads/index.js';
 
 /**
  * The voice-activity model can be loaded before the first voice is made (`visage dev`/`serve`
  * do it at start-up), and the thread that loaded it then finds speech.
  */
-const pool = new AudioWorkerPool({ size: 1, taskTimeoutMs: 120_000 });
+const pool = new AudioThreadPool({ size: 1, taskTimeoutMs: 120_000 });
 afterAll(() => pool.close());
 
 describe('loading the speech model ahead of use', () => {

@@ -1,15 +1,15 @@
 import type { Worker } from 'node:worker_threads';
-import { startWorkerThread, workerScript } from '../workerScript.js';
+import { startWorkerThread, childScript } from '../childScript.js';
 import type { FoundFace } from './findFace.js';
 import type { Point } from './landmarks.js';
 import type {
   PhotoBuildResult,
   PhotoTask,
   PhotoTaskResult,
-  PhotoWorkerReply,
-} from './photoWorkerProtocol.js';
+  PhotoThreadReply,
+} from './photoThreadProtocol.js';
 
-export interface PhotoWorkerOptions {
+export interface PhotoThreadPoolOptions {
   /** A task running longer than this ends the thread and fails (default 60 s). */
   taskTimeoutMs?: number;
   /** JavaScript heap of the thread, MiB (default 512; the models' WASM memory is apart). */
@@ -24,7 +24,7 @@ export interface PhotoWorkerOptions {
  * arrival order: photo avatars are made rarely, and each uses a core for a second or two. A task
  * that overruns its time ends the thread (a fresh one takes the next task).
  */
-export class PhotoWorkerPool {
+export class PhotoThreadPool {
   private worker: Worker | undefined;
   private readonly queue: Job[] = [];
   private running: (Job & { id: number; timer: NodeJS.Timeout }) | undefined;
@@ -34,7 +34,7 @@ export class PhotoWorkerPool {
   private readonly maxHeapMb: number;
   private readonly idleMs: number;
 
-  constructor(options: PhotoWorkerOptions = {}) {
+  constructor(options: PhotoThreadPoolOptions = {}) {
     this.taskTimeoutMs = options.taskTimeoutMs ?? 60_000;
     this.maxHeapMb = options.maxHeapMb ?? 512;
     this.idleMs = options.idleMs ?? 300_000;
@@ -53,12 +53,12 @@ export class PhotoWorkerPool {
   /** Ends the thread; queued and running tasks fail. A later task starts a new thread. */
   async close(): Promise<void> {
     clearTimeout(this.idleTimer);
-    for (const job of this.queue.splice(0)) job.reject(new Error('photo worker closed'));
+    for (const job of this.queue.splice(0)) job.reject(new Error('photo thread closed'));
     const running = this.running;
     this.running = undefined;
     if (running) {
       clearTimeout(running.timer);
-      running.reject(new Error('photo worker closed'));
+      running.reject(new Error('photo thread closed'));
     }
     const worker = this.worker;
     this.worker = undefined;
@@ -106,10 +106,10 @@ export class PhotoWorkerPool {
 
   private spawn(): Worker {
     const worker = startWorkerThread(
-      workerScript(import.meta.url, './photoWorker.ts', 'photoWorker'),
+      childScript(import.meta.url, './photoThread.ts', 'photoThread'),
       { maxOldGenerationSizeMb: this.maxHeapMb },
     );
-    worker.on('message', (reply: PhotoWorkerReply) => {
+    worker.on('message', (reply: PhotoThreadReply) => {
       const job = this.running;
       if (!job || job.id !== reply.id || this.worker !== worker) return;
       clearTimeout(job.timer);
@@ -128,7 +128,7 @@ export class PhotoWorkerPool {
       );
     });
     worker.on('exit', () => {
-      if (this.worker === worker) this.fail(new Error('the photo worker ended'));
+      if (this.worker === worker) this.fail(new Error('the photo thread ended'));
     });
     worker.unref();
     return worker;
@@ -155,10 +155,10 @@ interface Job {
   reject(error: Error): void;
 }
 
-let shared: PhotoWorkerPool | undefined;
+let shared: PhotoThreadPool | undefined;
 
-/** The process's photo worker (its idle thread does not keep the process alive). */
-export function photoWorkerPool(): PhotoWorkerPool {
-  shared ??= new PhotoWorkerPool();
+/** The process's photo thread pool (its idle thread does not keep the process alive). */
+export function photoThreadPool(): PhotoThreadPool {
+  shared ??= new PhotoThreadPool();
   return shared;
 }

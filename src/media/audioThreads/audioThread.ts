@@ -1,10 +1,10 @@
 import { parentPort } from 'node:worker_threads';
 import { AudioDecodeError, AudioTooLongError, decodeAudio } from '../audio/index.js';
 import { detectSpeech, SileroVad } from '../speech/index.js';
-import type { AudioTask, AudioWorkerReply } from './audioWorkerProtocol.js';
+import type { AudioTask, AudioThreadReply } from './audioThreadProtocol.js';
 
 /**
- * One thread of the audio worker pool: decodes untrusted audio and runs the voice-activity
+ * One thread of the audio thread pool: decodes untrusted audio and runs the voice-activity
  * detector, off the event loop and inside the heap limit the pool gave it.
  */
 let vad: Promise<SileroVad> | undefined;
@@ -34,7 +34,7 @@ function loadVad(): Promise<SileroVad> {
 }
 
 parentPort!.on('message', async ({ id, task }: { id: number; task: AudioTask }) => {
-  let reply: AudioWorkerReply;
+  let reply: AudioThreadReply;
   const transfer: ArrayBuffer[] = [];
   try {
     let result = await run(task);

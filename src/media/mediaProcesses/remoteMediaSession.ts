@@ -5,8 +5,8 @@ import type {
   MediaSessionObserver,
   SpeechItem,
 } from '../mediaCore.js';
-import type { MediaWorkerProcess } from './mediaWorkerProcess.js';
-import type { AudioEvent, SessionRef, SpeakEvent, WaitingEvent } from './workerProtocol.js';
+import type { MediaProcessHandle } from './mediaProcessHandle.js';
+import type { AudioEvent, SessionRef, SpeakEvent, WaitingEvent } from './mediaProcessProtocol.js';
 
 /**
  * A media session that runs in a worker process, seen from the API process. Calls become
@@ -19,7 +19,7 @@ export class RemoteMediaSession implements MediaSession {
 
   constructor(
     readonly sessionId: string,
-    readonly worker: MediaWorkerProcess,
+    readonly worker: MediaProcessHandle,
     private readonly observer: MediaSessionObserver,
     private readonly released: (session: RemoteMediaSession) => void,
   ) {}

@@ -2,9 +2,9 @@
  * What the API process and a media worker process say to each other (over `IpcPeer`, with
  * Node's `advanced` serialization, so PCM travels as a typed array, not as JSON numbers).
  *
- * API -> worker requests: `init` (WorkerInit -> WorkerReady), `start` ({ spec } -> null),
+ * API -> worker requests: `init` (MediaProcessInit -> MediaProcessReady), `start` ({ spec } -> null),
  * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`,
- * `stats` (null -> WorkerStats), `memory` (null -> WorkerMemory).
+ * `stats` (null -> MediaProcessStats), `memory` (null -> MediaProcessMemory).
  * API -> worker events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
  * `waiting` ({ sessionId, waiting }).
  * Worker -> API events: `speaking`, `ended`, `log`, `progress`.
@@ -24,7 +24,7 @@ import type { StartupStep } from '../startupProgress.js';
 import type { TtsSettings } from '../tts/index.js';
 import type { IpcPeer } from './ipcPeer.js';
 
-export interface WorkerInit {
+export interface MediaProcessInit {
   /** 0-based number of the worker on its node (for logs). */
   index: number;
   /** Where the avatars' atlases are kept between runs (shared by the workers of a node). */
@@ -41,13 +41,13 @@ export interface WorkerInit {
   tts?: TtsSettings;
 }
 
-export interface WorkerReady {
+export interface MediaProcessReady {
   pid: number;
   readyMs: number;
 }
 
 /** A worker's load, for operators and the bench. */
-export interface WorkerStats {
+export interface MediaProcessStats {
   pid: number;
   sessions: number;
   /** CPU time the process used so far (user + system), ms. */
@@ -57,7 +57,7 @@ export interface WorkerStats {
 }
 
 /** A worker's memory, for the churn bench (after a full collection where `gc` is exposed). */
-export interface WorkerMemory {
+export interface MediaProcessMemory {
   pid: number;
   /** Resident set size, bytes. */
   rss: number;

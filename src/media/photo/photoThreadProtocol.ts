@@ -2,7 +2,7 @@ import type { SharedAvatarAtlas } from '../render/index.js';
 import type { FoundFace } from './findFace.js';
 import type { Point } from './landmarks.js';
 
-/** Messages between the photo worker pool and its thread (structured-cloneable). */
+/** Messages between the photo thread pool and its thread (structured-cloneable). */
 export type PhotoTask =
   | { kind: 'detect'; rgb: Uint8Array; width: number; height: number }
   | { kind: 'build'; canvas: Uint8Array; landmarks: Point[]; atlasId: string };
@@ -17,5 +17,5 @@ export interface PhotoBuildResult {
 
 export type PhotoTaskResult = FoundFace[] | PhotoBuildResult;
 
-export type PhotoWorkerReply =
+export type PhotoThreadReply =
   { id: number; result: PhotoTaskResult } | { id: number; error: { message: string } };

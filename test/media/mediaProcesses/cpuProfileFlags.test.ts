@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { cpuProfileFlags } from '../../../src/media/workerPool/mediaWorkerProcess.js';
+import { cpuProfileFlags } from '../../../src/media/mediaProcesses/mediaProcessHandle.js';
 
 it("passes the API process's CPU-profile flags on to a worker, values included, but not a fixed file name", () => {
   expect(cpuProfileFlags(['--import', 'tsx', '--max-old-space-size=512'])).toEqual([]);

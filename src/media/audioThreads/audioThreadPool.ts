@@ -9,10 +9,10 @@ import {
   type DecodeAudioOptions,
 } from '../audio/index.js';
 import type { SpeechDetection } from '../speech/index.js';
-import { startWorkerThread, workerScript } from '../workerScript.js';
-import type { AudioTask, AudioTaskResult, AudioWorkerReply } from './audioWorkerProtocol.js';
+import { startWorkerThread, childScript } from '../childScript.js';
+import type { AudioTask, AudioTaskResult, AudioThreadReply } from './audioThreadProtocol.js';
 
-export interface AudioWorkerPoolOptions {
+export interface AudioThreadPoolOptions {
   /** Threads (default: 2, or 1 on a single core). */
   size?: number;
   /** A task running longer than this ends its thread and fails (default 20 s). */
@@ -32,7 +32,7 @@ interface Thread {
   job?: Job & { id: number; timer: NodeJS.Timeout };
 }
 
-function errorFromWorker(error: { message: string; code?: string; limitMs?: number }): Error {
+function errorFromThread(error: { message: string; code?: string; limitMs?: number }): Error {
   switch (error.code) {
     case 'unsupported_audio':
       return new UnsupportedAudioError(error.message);
@@ -53,7 +53,7 @@ function errorFromWorker(error: { message: string; code?: string; limitMs?: numb
  * normal decode costs one message round trip more than decoding in place. Tasks beyond the
  * pool's size wait their turn in arrival order.
  */
-export class AudioWorkerPool {
+export class AudioThreadPool {
   private readonly threads: Thread[] = [];
   private readonly queue: Job[] = [];
   private readonly size: number;
@@ -61,7 +61,7 @@ export class AudioWorkerPool {
   private readonly maxHeapMb: number;
   private nextId = 1;
 
-  constructor(options: AudioWorkerPoolOptions = {}) {
+  constructor(options: AudioThreadPoolOptions = {}) {
     this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
     this.taskTimeoutMs = options.taskTimeoutMs ?? 20_000;
     this.maxHeapMb = options.maxHeapMb ?? 256;
@@ -90,14 +90,14 @@ export class AudioWorkerPool {
   async close(): Promise<void> {
     const threads = this.threads.splice(0);
     const queued = this.queue.splice(0);
-    for (const job of queued) job.reject(new Error('audio worker pool closed'));
+    for (const job of queued) job.reject(new Error('audio thread pool closed'));
     await Promise.all(
       threads.map(async (t) => {
         const job = t.job;
         t.job = undefined;
         if (job) {
           clearTimeout(job.timer);
-          job.reject(new Error('audio worker pool closed'));
+          job.reject(new Error('audio thread pool closed'));
         }
         await t.worker.terminate();
       }),
@@ -135,17 +135,17 @@ export class AudioWorkerPool {
 
   private spawn(): Thread {
     const worker = startWorkerThread(
-      workerScript(import.meta.url, './audioWorker.ts', 'audioWorker'),
+      childScript(import.meta.url, './audioThread.ts', 'audioThread'),
       { maxOldGenerationSizeMb: this.maxHeapMb },
     );
     const thread: Thread = { worker };
-    worker.on('message', (reply: AudioWorkerReply) => {
+    worker.on('message', (reply: AudioThreadReply) => {
       const job = thread.job;
       if (!job || job.id !== reply.id) return;
       clearTimeout(job.timer);
       thread.job = undefined;
       worker.unref();
-      if ('error' in reply) job.reject(errorFromWorker(reply.error));
+      if ('error' in reply) job.reject(errorFromThread(reply.error));
       else job.resolve(reply.result);
       this.dispatch();
     });
@@ -156,7 +156,7 @@ export class AudioWorkerPool {
           : new UnreadableAudioError(`the audio could not be processed: ${error.message}`);
       this.fail(thread, reason);
     });
-    worker.on('exit', () => this.fail(thread, new UnreadableAudioError('the audio worker ended')));
+    worker.on('exit', () => this.fail(thread, new UnreadableAudioError('the audio thread ended')));
     worker.unref();
     this.threads.push(thread);
     return thread;
@@ -177,15 +177,15 @@ export class AudioWorkerPool {
   }
 }
 
-let decoding: AudioWorkerPool | undefined;
-let speech: AudioWorkerPool | undefined;
+let decoding: AudioThreadPool | undefined;
+let speech: AudioThreadPool | undefined;
 
 /**
  * The process's pool for decoding, started on first use (its idle threads do not keep the
  * process alive).
  */
-export function audioWorkerPool(): AudioWorkerPool {
-  decoding ??= new AudioWorkerPool();
+export function audioThreadPool(): AudioThreadPool {
+  decoding ??= new AudioThreadPool();
   return decoding;
 }
 
@@ -193,7 +193,7 @@ export function audioWorkerPool(): AudioWorkerPool {
  * The process's pool for speech detection: one thread, so the VAD model (onnxruntime's
  * WebAssembly, about 14 MB to compile) is loaded once per process, not once per thread.
  */
-export function speechWorkerPool(): AudioWorkerPool {
-  speech ??= new AudioWorkerPool({ size: 1 });
+export function speechThreadPool(): AudioThreadPool {
+  speech ??= new AudioThreadPool({ size: 1 });
   return speech;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
-import { WorkerPoolMediaCore } from '../../../src/media/workerPool/index.js';
+import { ProcessPoolMediaCore } from '../../../src/media/mediaProcesses/index.js';
 import { describeWebRtc } from '../../support/network.js';
 import { astronaut, multipartImage } from '../../support/portraits.js';
 import { rms } from '../session/avatarClient.js';
@@ -12,11 +12,11 @@ const LONG =
 
 describeWebRtc('media in worker processes (one event loop per core)', (address) => {
   let stack: MediaStack;
-  let pool: WorkerPoolMediaCore;
+  let pool: ProcessPoolMediaCore;
 
   beforeAll(async () => {
     stack = await startMediaStack(address, { workers: 2 });
-    pool = stack.media as WorkerPoolMediaCore;
+    pool = stack.media as ProcessPoolMediaCore;
   }, 120_000);
   afterAll(() => stack?.close());
 
@@ -134,11 +134,11 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
 
 describeWebRtc('media workers replaced after their share of sessions', (address) => {
   let stack: MediaStack;
-  let pool: WorkerPoolMediaCore;
+  let pool: ProcessPoolMediaCore;
 
   beforeAll(async () => {
     stack = await startMediaStack(address, { workers: 1, maxSessionsPerWorker: 2 });
-    pool = stack.media as WorkerPoolMediaCore;
+    pool = stack.media as ProcessPoolMediaCore;
   }, 120_000);
   afterAll(() => stack?.close());
 

@@ -2,16 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';
 import type { StartupProgress } from '../startupProgress.js';
-import { childExecArgv, workerScript } from '../workerScript.js';
+import { childExecArgv, childScript } from '../childScript.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
-import { logWorkerOutput } from './workerOutput.js';
+import { logMediaProcessOutput } from './mediaProcessOutput.js';
 import {
   serveAssets,
   type LogEvent,
   type ProgressEvent,
-  type WorkerInit,
-  type WorkerReady,
-} from './workerProtocol.js';
+  type MediaProcessInit,
+  type MediaProcessReady,
+} from './mediaProcessProtocol.js';
 
 /**
  * The `--cpu-prof` flags of this process's command line, for a worker: a CPU profile asked of the
@@ -31,8 +31,8 @@ export function cpuProfileFlags(execArgv: readonly string[]): string[] {
   return flags;
 }
 
-export interface MediaWorkerProcessOptions {
-  init: WorkerInit;
+export interface MediaProcessHandleOptions {
+  init: MediaProcessInit;
   log: Logger;
   assets?: MediaAssets;
   /** Told about the worker's start-up steps when `init.reportProgress` is set. */
@@ -45,7 +45,7 @@ export interface MediaWorkerProcessOptions {
   initAfter?: Promise<unknown>;
 }
 
-export interface WorkerExit {
+export interface MediaProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
@@ -54,14 +54,14 @@ export interface WorkerExit {
  * One media worker process seen from the API process: its IPC peer, and its exit. The worker's
  * log records go to the API process's logger (tagged `worker`), so there is one log stream.
  */
-export class MediaWorkerProcess {
+export class MediaProcessHandle {
   readonly peer: IpcPeer;
-  readonly exited: Promise<WorkerExit>;
+  readonly exited: Promise<MediaProcessExit>;
   readonly index: number;
 
   private constructor(
     private readonly child: ChildProcess,
-    o: MediaWorkerProcessOptions,
+    o: MediaProcessHandleOptions,
   ) {
     this.index = o.init.index;
     this.peer = new IpcPeer(child as unknown as IpcChannel);
@@ -77,8 +77,8 @@ export class MediaWorkerProcess {
     serveAssets(this.peer, o.assets);
     // Logs come over IPC; what the worker prints (native code, Node itself) becomes log records
     // too. Never raw onto our stdout, which may be a protocol channel (the bench's).
-    if (child.stdout) logWorkerOutput(child.stdout, log, 'stdout');
-    if (child.stderr) logWorkerOutput(child.stderr, log, 'stderr');
+    if (child.stdout) logMediaProcessOutput(child.stdout, log, 'stdout');
+    if (child.stderr) logMediaProcessOutput(child.stderr, log, 'stderr');
   }
 
   get pid(): number {
@@ -90,8 +90,8 @@ export class MediaWorkerProcess {
   }
 
   /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
-  static async start(o: MediaWorkerProcessOptions): Promise<MediaWorkerProcess> {
-    const entry = workerScript(import.meta.url, './mediaWorkerMain.ts', 'mediaWorker');
+  static async start(o: MediaProcessHandleOptions): Promise<MediaProcessHandle> {
+    const entry = childScript(import.meta.url, './mediaProcessMain.ts', 'mediaProcess');
     const profile = cpuProfileFlags(process.execArgv);
     const child = spawn(process.execPath, [...profile, ...childExecArgv(entry), entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
@@ -104,12 +104,12 @@ export class MediaWorkerProcess {
       // 2026-11-25-churn-memory.md). An operator's own value wins; 0 means glibc's default.
       env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });
-    const worker = new MediaWorkerProcess(child, o);
+    const worker = new MediaProcessHandle(child, o);
     try {
       await Promise.race([
         Promise.resolve(o.initAfter)
           .catch(() => undefined)
-          .then(() => worker.peer.request<WorkerReady>('init', o.init)),
+          .then(() => worker.peer.request<MediaProcessReady>('init', o.init)),
         worker.exited.then(({ code, signal }) => {
           throw new Error(`media worker ${o.init.index} exited (${signal ?? code}) while starting`);
         }),

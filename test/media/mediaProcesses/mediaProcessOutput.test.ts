@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { logWorkerOutput } from '../../../src/media/workerPool/workerOutput.js';
+import { logMediaProcessOutput } from '../../../src/media/mediaProcesses/mediaProcessOutput.js';
 
 const NOTICE =
   '[OpenH264] this = 0x0x7fbcf43da3e0, Warning:Actual input framerate 0.000000 is different from framerate in setting 25.000000, suggest to use other rate control modes';
@@ -21,8 +21,8 @@ it("turns a child process's printed lines into log records at the right level", 
     "process.stdout.write('x'.repeat(5000) + '\\n');",
   ].join('');
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  logWorkerOutput(child.stdout, log, 'stdout');
-  logWorkerOutput(child.stderr, log, 'stderr');
+  logMediaProcessOutput(child.stdout, log, 'stdout');
+  logMediaProcessOutput(child.stderr, log, 'stderr');
   await once(child, 'close');
 
   const byStream = (name: string) => records.filter((r) => name in r);

@@ -2,20 +2,23 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 
-/** A worker's code: its TypeScript source (tests, tsx) or its entry in the tsup build. */
-export interface WorkerScript {
+/**
+ * The code of a thread or child process this process starts (an audio or photo thread, a media
+ * process): its TypeScript source (tests, tsx) or its entry in the tsup build.
+ */
+export interface ChildScript {
   path: string;
-  /** The TypeScript source: the worker must register tsx before loading it. */
+  /** The TypeScript source: the thread or process must register tsx before loading it. */
   fromSource: boolean;
 }
 
 /**
- * Where a worker's code is, seen from the module that starts it (`caller`: its
+ * Where a thread's or child process's code is, seen from the module that starts it (`caller`: its
  * `import.meta.url`): `source` beside that module when it runs from the TypeScript sources, else
  * the build's entry `media/<entry>.js` (tsup puts shared chunks at the root of dist/ and entries
  * under their names, so the entry is one or two levels up from the caller).
  */
-export function workerScript(caller: string, source: string, entry: string): WorkerScript {
+export function childScript(caller: string, source: string, entry: string): ChildScript {
   if (caller.endsWith('.ts')) {
     return { path: fileURLToPath(new URL(source, caller)), fromSource: true };
   }
@@ -23,11 +26,11 @@ export function workerScript(caller: string, source: string, entry: string): Wor
     const path = fileURLToPath(new URL(relative, caller));
     if (existsSync(path)) return { path, fromSource: false };
   }
-  throw new Error(`the worker ${entry} is missing from the build (dist/media/${entry}.js)`);
+  throw new Error(`the script ${entry} is missing from the build (dist/media/${entry}.js)`);
 }
 
 /** A worker thread running `script`; from the sources, tsx is registered in the thread first. */
-export function startWorkerThread(script: WorkerScript, resourceLimits: ResourceLimits): Worker {
+export function startWorkerThread(script: ChildScript, resourceLimits: ResourceLimits): Worker {
   if (!script.fromSource) return new Worker(script.path, { resourceLimits });
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
   const url = JSON.stringify(pathToFileURL(script.path).href);
@@ -38,5 +41,5 @@ export function startWorkerThread(script: WorkerScript, resourceLimits: Resource
 }
 
 /** The node flags a child process needs to run `script` (tsx's loader for the sources). */
-export const childExecArgv = (script: WorkerScript): string[] =>
+export const childExecArgv = (script: ChildScript): string[] =>
   script.fromSource ? ['--import', 'tsx'] : [];

@@ -12,22 +12,22 @@ import {
   type SpeakEvent,
   type StartRequest,
   type WaitingEvent,
-  type WorkerInit,
-  type WorkerMemory,
-  type WorkerReady,
-  type WorkerStats,
-} from './workerProtocol.js';
+  type MediaProcessInit,
+  type MediaProcessMemory,
+  type MediaProcessReady,
+  type MediaProcessStats,
+} from './mediaProcessProtocol.js';
 
 /** How long a worker whose API process vanished gives its avatars to leave their rooms. */
 const ORPHAN_CLOSE_MS = 3_000;
 
 /**
- * The media worker process: one real `LiveKitMediaCore` on its own event loop, driven by the
- * API process over the IPC channel (see workerProtocol.ts). It ignores the terminal's Ctrl-C
+ * The media process (a "media worker" in logs and options): one real `LiveKitMediaCore` on its own event loop, driven by the
+ * API process over the IPC channel (see mediaProcessProtocol.ts). It ignores the terminal's Ctrl-C
  * (the API process ends the sessions first, then asks it to shut down) and exits when the API
  * process goes away, after its avatars have left their rooms.
  */
-export function runMediaWorker(): void {
+export function runMediaProcess(): void {
   if (!process.send) throw new Error('the media worker runs as a child process with IPC');
   const peer = new IpcPeer(process as unknown as IpcChannel);
   const sessions = new Map<string, MediaSession>();
@@ -40,7 +40,7 @@ export function runMediaWorker(): void {
   // A session's media may still be starting when it is closed: the core lists it from the start.
   const find = (id: string) => sessions.get(id) ?? core?.running().get(id);
 
-  peer.handle('init', async (init: WorkerInit): Promise<WorkerReady> => {
+  peer.handle('init', async (init: MediaProcessInit): Promise<MediaProcessReady> => {
     const started = performance.now();
     const log = pino(
       { level: init.logLevel, base: null, timestamp: false },
@@ -78,7 +78,7 @@ export function runMediaWorker(): void {
     return session ? session.interrupt() : { interrupted: false, droppedUtterances: 0 };
   });
   let eventLoopMark = performance.eventLoopUtilization();
-  peer.handle('stats', (): WorkerStats => {
+  peer.handle('stats', (): MediaProcessStats => {
     const usage = process.cpuUsage();
     const eventLoop = performance.eventLoopUtilization(eventLoopMark).utilization;
     eventLoopMark = performance.eventLoopUtilization();
@@ -89,7 +89,7 @@ export function runMediaWorker(): void {
       eventLoop,
     };
   });
-  peer.handle('memory', (): WorkerMemory => {
+  peer.handle('memory', (): MediaProcessMemory => {
     // Only when the process runs with --expose-gc (the churn bench): what is really retained.
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();

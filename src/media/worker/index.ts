@@ -1,6 +1,0 @@
-export {
-  AudioWorkerPool,
-  audioWorkerPool,
-  speechWorkerPool,
-  type AudioWorkerPoolOptions,
-} from './audioWorkerPool.js';
