@@ -7,7 +7,7 @@ import {
 } from './audioDecodeError.js';
 import { checkAudioShape } from './audioBounds.js';
 import { sniffAudioFormat, type AudioFormat, type SniffedFormat } from './audioFormat.js';
-import { declaredShape } from './declaredShape.js';
+import { readAudioHeader } from './audioHeader.js';
 import { mp4DeclaredDurationMs } from './mp4Duration.js';
 import { downmixToMono } from './pcmConversion.js';
 import { decodeRawPcm, parseRawPcmType } from './rawPcm.js';
@@ -117,10 +117,10 @@ export async function decodeAudio(
     format = sniffed.format;
     const limitMs = opts.maxDurationMs ?? Infinity;
     // Declared sizes are checked before the decoder allocates anything for them.
-    const declared = declaredShape(bytes, sniffed);
-    if (declared) {
-      checkAudioShape(format, declared.channels, declared.sampleRate);
-      if (declared.durationMs !== undefined && declared.durationMs > limitMs) {
+    const header = readAudioHeader(bytes, sniffed);
+    if (header) {
+      checkAudioShape(format, header.channels, header.sampleRate);
+      if (header.durationMs !== undefined && header.durationMs > limitMs) {
         throw new AudioTooLongError(limitMs);
       }
     }

@@ -2,7 +2,7 @@ import { UnreadableAudioError } from './audioDecodeError.js';
 import type { SniffedFormat } from './audioFormat.js';
 
 /** What a container header says about its audio, read before any decoder runs. */
-export interface DeclaredShape {
+export interface AudioHeader {
   channels: number;
   sampleRate: number;
   /** Duration implied by the declared data size, when the header gives one (WAV). */
@@ -18,7 +18,7 @@ function ascii(bytes: Uint8Array, offset: number, length: number): string {
  * duration is taken from the smaller of the declared and the present data, since a header may
  * declare gigabytes that never come.
  */
-function wavShape(bytes: Uint8Array): DeclaredShape {
+function readWavHeader(bytes: Uint8Array): AudioHeader {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let fmt: { channels: number; sampleRate: number; bits: number } | undefined;
   for (let offset = 12; offset + 8 <= bytes.length;) {
@@ -50,7 +50,7 @@ function wavShape(bytes: Uint8Array): DeclaredShape {
 }
 
 /** Ogg: the identification header of the first page (Opus or Vorbis; Ogg FLAC is checked later). */
-function oggShape(bytes: Uint8Array, sniffed: SniffedFormat): DeclaredShape | undefined {
+function readOggHeader(bytes: Uint8Array, sniffed: SniffedFormat): AudioHeader | undefined {
   const packet = 27 + bytes[26]!;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (sniffed.oggCodec === 'opus' && packet + 16 <= bytes.length) {
@@ -68,11 +68,11 @@ function oggShape(bytes: Uint8Array, sniffed: SniffedFormat): DeclaredShape | un
  * Vorbis); undefined for formats whose decoders report them only as they decode (their first
  * output is checked instead, before more is kept).
  */
-export function declaredShape(
+export function readAudioHeader(
   bytes: Uint8Array,
   sniffed: SniffedFormat,
-): DeclaredShape | undefined {
-  if (sniffed.format === 'wav') return wavShape(bytes);
-  if (sniffed.format === 'ogg') return oggShape(bytes, sniffed);
+): AudioHeader | undefined {
+  if (sniffed.format === 'wav') return readWavHeader(bytes);
+  if (sniffed.format === 'ogg') return readOggHeader(bytes, sniffed);
   return undefined;
 }
