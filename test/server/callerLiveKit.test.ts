@@ -2,7 +2,7 @@ import { AccessToken, TrackSource, type VideoGrant } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MediaSessionSpec } from '../../src/media/mediaCore.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { resolveCallerLiveKit } from '../../src/server/sessions/callerLiveKit.js';
+import { resolveCallerLiveKit } from '../../src/server/sessions/creation/callerLiveKit.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { LIVEKIT_FOR_TESTS, startTestServer, type TestServer } from './testServer.js';
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CreateAdmission, type CreateTicket } from '../../src/server/sessions/createAdmission.js';
+import {
+  CreateAdmission,
+  type CreateTicket,
+} from '../../src/server/sessions/creation/createAdmission.js';
 
 /** A clock the test moves. */
 function clock() {

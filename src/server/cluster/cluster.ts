@@ -11,7 +11,7 @@ import {
 } from '../store/clusterStore.js';
 import type { NotificationListener } from '../store/notificationListener.js';
 import { POSTGRES_CONNECT_TIMEOUT_MS } from '../store/postgresDatabase.js';
-import { errorReply } from '../sessions/sessionCommand.js';
+import { errorReply } from '../sessions/routing/sessionCommand.js';
 import type { Placement, Store } from '../store/store.js';
 
 /**

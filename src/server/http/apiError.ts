@@ -1,4 +1,10 @@
-import { ERROR_CODES, type ErrorCode } from '../../api/index.js';
+import {
+  CAPACITY_RETRY_AFTER_SECONDS,
+  ERROR_CODES,
+  HEADERS,
+  type ErrorCode,
+} from '../../api/index.js';
+import { CapacityRefusedError, type SessionError } from '../sessions/sessionErrors.js';
 
 /** An error that maps to one row of the error table; anything else becomes 500 `internal`. */
 export class ApiError extends Error {
@@ -15,4 +21,22 @@ export class ApiError extends Error {
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;
   }
+}
+
+/**
+ * A refusal of the session domain as the HTTP answer gives it: its code, message and param; a
+ * capacity refusal adds Retry-After and the count that refused it (so the answer needs no
+ * second count: routes/sessions.ts).
+ */
+export function apiErrorOf(err: SessionError): ApiError {
+  if (err instanceof CapacityRefusedError) {
+    return new ApiError(err.code, err.message, {
+      headers: {
+        [HEADERS.retryAfter]: String(CAPACITY_RETRY_AFTER_SECONDS),
+        [HEADERS.concurrentSessions]: String(err.active),
+        [HEADERS.maxConcurrentSessions]: String(err.cap),
+      },
+    });
+  }
+  return new ApiError(err.code, err.message, err.param ? { param: err.param } : {});
 }

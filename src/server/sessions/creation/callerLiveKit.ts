@@ -1,9 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { CallerLiveKit } from '../../api/index.js';
-import { ApiError } from '../http/apiError.js';
-import { isPublicAddress } from '../assets/publicAddress.js';
+import type { CallerLiveKit } from '../../../api/index.js';
+import { isPublicAddress } from '../../assets/publicAddress.js';
+import { CallerLiveKitError } from '../sessionErrors.js';
 
 /** Where a session whose caller brought its own LiveKit joins, as its token says. */
 export interface ResolvedCallerLiveKit {
@@ -129,9 +129,11 @@ async function checkUrl(url: string, policy: CallerLiveKitPolicy): Promise<void>
   try {
     addresses = isIP(host) ? [host] : await (policy.lookupAll ?? lookupAll)(host);
   } catch {
-    throw new ApiError('url_unreachable', `\`livekit.url\`: cannot resolve ${host}.`, {
-      param: 'livekit.url',
-    });
+    throw new CallerLiveKitError(
+      'url_unreachable',
+      `\`livekit.url\`: cannot resolve ${host}.`,
+      'livekit.url',
+    );
   }
   if (addresses.length === 0 || !addresses.every((a) => isPublicAddress(a))) {
     throw urlError('`livekit.url` must point to a public address.');
@@ -151,12 +153,14 @@ async function lookupAll(host: string): Promise<string[]> {
   return (await lookup(host, { all: true })).map((a) => a.address);
 }
 
-function tokenError(why: string): ApiError {
-  return new ApiError('invalid_livekit_token', `\`livekit.token\` ${why}.`, {
-    param: 'livekit.token',
-  });
+function tokenError(why: string): CallerLiveKitError {
+  return new CallerLiveKitError(
+    'invalid_livekit_token',
+    `\`livekit.token\` ${why}.`,
+    'livekit.token',
+  );
 }
 
-function urlError(message: string): ApiError {
-  return new ApiError('url_not_allowed', message, { param: 'livekit.url' });
+function urlError(message: string): CallerLiveKitError {
+  return new CallerLiveKitError('url_not_allowed', message, 'livekit.url');
 }

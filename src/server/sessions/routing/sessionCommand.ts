@@ -1,7 +1,8 @@
-import { ERROR_CODES, type EndReason, type ErrorCode } from '../../api/index.js';
-import type { AvatarFaceSpec } from '../../media/mediaCore.js';
-import { ApiError } from '../http/apiError.js';
-import { DatabaseUnavailableError } from '../store/databaseUnavailable.js';
+import { ERROR_CODES, type EndReason, type ErrorCode } from '../../../api/index.js';
+import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
+import { ApiError } from '../../http/apiError.js';
+import { DatabaseUnavailableError } from '../../store/databaseUnavailable.js';
+import { RemoteSessionError, SessionError } from '../sessionErrors.js';
 
 /**
  * What a node asks of a session, in a form that can be stored and applied by the node that
@@ -34,7 +35,16 @@ export interface EndCommand {
 
 export type SessionCommand = DrivingCommand | StartCommand | EndCommand;
 
-/** The answer to a command: its result, or the API error it ended with. */
+/** The results of driving calls, as they travel between nodes (JSON). */
+export interface UtteranceQueued {
+  utterance_id: string;
+}
+export interface Interrupted {
+  interrupted: boolean;
+  dropped_utterances: number;
+}
+
+/** The answer to a command: its result, or the error (code of the API's table) it ended with. */
 export type CommandReply =
   { ok: unknown } | { error: { code: string; message: string; param?: string } };
 
@@ -75,10 +85,14 @@ export function commandFromRow(row: {
 }
 
 /**
- * A failure as a reply: API errors keep their code, the node's database being away is
- * `database_unavailable` (as that node would answer it), anything else is `internal`.
+ * A failure as a reply: the session domain's errors keep their code, and so do the API errors
+ * of the audio decoding (assets/voiceClip.ts still throws those); the node's database being
+ * away is `database_unavailable` (as that node would answer it), anything else is `internal`.
  */
 export function errorReply(err: unknown): Extract<CommandReply, { error: unknown }> {
+  if (err instanceof SessionError) {
+    return { error: { code: err.code, message: err.message, param: err.param } };
+  }
   if (err instanceof ApiError) {
     return { error: { code: err.code, message: err.message, param: err.options.param } };
   }
@@ -96,15 +110,16 @@ export function errorReply(err: unknown): Extract<CommandReply, { error: unknown
 }
 
 /**
- * The result a reply carries, or its error thrown as the ApiError it was. `lost` is the error
- * for a reply that says the node running the session was lost (the sweep answered for it).
+ * The result a reply carries, or its error thrown as a RemoteSessionError of the same code,
+ * message and param. `lost` is the error for a reply that says the node running the session was
+ * lost (the sweep answered for it).
  */
-export function resultOf(reply: unknown, lost: () => ApiError): unknown {
+export function resultOf(reply: unknown, lost: () => SessionError): unknown {
   const r = reply as CommandReply;
   if (r && 'ok' in r) return r.ok;
   const error = r && 'error' in r ? r.error : undefined;
-  if (!error) throw new ApiError('internal', 'An unreadable answer from another node.');
+  if (!error) throw new RemoteSessionError('internal', 'An unreadable answer from another node.');
   if (error.code === 'node_lost') throw lost();
   const code = (error.code in ERROR_CODES ? error.code : 'internal') as ErrorCode;
-  throw new ApiError(code, error.message, error.param ? { param: error.param } : {});
+  throw new RemoteSessionError(code, error.message, error.param);
 }
