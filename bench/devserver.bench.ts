@@ -8,6 +8,7 @@
  * (bench/support/devserverProcess.ts) so only its CPU time is counted. Run through
  * `npm run bench` (inside the benchmark network namespace); about a minute.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +38,6 @@ setTimeout(() => {
   process.exit(1);
 }, 180_000).unref();
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;

@@ -6,6 +6,7 @@
  *   unbroken audio on this machine, per media worker count and video codec.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { availableParallelism } from 'node:os';
 import { dispose } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
@@ -63,7 +64,6 @@ const startNode = (workers: number, codec: AvatarVideoCodec = CODECS[0]!) =>
 
 /** 10 ms audio frames that must stay quiet to count as silence. */
 const QUIET_FRAMES = 25;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function openSession(visage: VisageClient) {
   const t0 = performance.now();

@@ -10,6 +10,7 @@
  *   CPU per speaking session in a real room, photo vs stock, 1 and 4 sessions at once.
  * Run through `npm run bench -- photo` (the sessions need the benchmark network namespace).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -45,7 +46,6 @@ if (QUICK) {
 
 const require = createRequire(import.meta.url);
 const ASTRONAUT = 'test/fixtures/portraits/astronaut.png';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- build time ------------------------------------------------------------------------------
 const astronaut = new Uint8Array(readFileSync(ASTRONAUT));

@@ -14,6 +14,7 @@
  * participant run in this process.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -46,7 +47,6 @@ const PROVIDER_FIRST_CHUNK_MS = 150;
 const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
 /** Media worker processes, one per core as under `visage dev`. */
 const WORKERS = availableParallelism();

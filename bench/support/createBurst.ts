@@ -5,6 +5,7 @@
  * that the bench's 300 requests do not delay the probe's clock) until the last create answered.
  * The sessions created are deleted afterwards. Latencies are the HTTP round trip at the caller.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -54,7 +55,7 @@ parentPort.on('message', () => { stopped = true; });
         parentPort.postMessage({ ms: performance.now() - t0, ok: false, why });
       }
     }
-    await new Promise((r) => setTimeout(r, workerData.everyMs));
+    await sleep(workerData.everyMs);
   }
   parentPort.postMessage({ done: true });
 })();
@@ -76,7 +77,7 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
     prober.on('error', reject);
   });
   // The probe runs a moment before the burst, so that it is there when the burst starts.
-  await new Promise((r) => setTimeout(r, 2 * PROBE_EVERY_MS));
+  await sleep(2 * PROBE_EVERY_MS);
   const started = performance.now();
   const answers = await Promise.all(
     Array.from({ length: o.creates }, async (_, i) => {

@@ -5,6 +5,7 @@
  *
  *   VISAGE_API_KEY=sk_... npx tsx examples/record-clip/record.ts "Hello! I am a Visage avatar."
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -86,9 +87,9 @@ await room.connect(session.livekit_url, session.participant_token!, {
   autoSubscribe: true,
   dynacast: false,
 });
-await new Promise((r) => setTimeout(r, 1_000));
+await sleep(1_000);
 await visage.sessions.speak(session.session_id, text);
-await Promise.race([done, new Promise((r) => setTimeout(r, 60_000).unref())]);
+await Promise.race([done, sleep(60_000, undefined, { ref: false })]);
 
 await room.disconnect();
 await visage.sessions.delete(session.session_id);

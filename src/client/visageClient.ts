@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
 import type {
   Avatar,
@@ -257,7 +258,9 @@ export class VisageClient {
         if (!RETRIED_CODES.has(err.code) || attempt >= maxRetries) throw err;
         const wait = err.retryAfterSeconds ?? FALLBACK_RETRY_AFTER_SECONDS;
         if (wait > this.config.maxRetryAfterSeconds) throw err;
-        await sleep(wait * 1000, call.options?.signal);
+        // An abort fails the call with its own reason, not timers/promises' AbortError.
+        const signal = call.options?.signal;
+        await sleep(wait * 1000, undefined, { signal }).catch(() => signal!.throwIfAborted());
       }
     }
   }
@@ -339,19 +342,4 @@ function route(name: EndpointName, id?: string): Pick<Call, 'method' | 'path'> {
     ? ep.path.replace('{id}', encodeURIComponent(id ?? ''))
     : ep.path;
   return { method: ep.method, path };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type APIConnectOptions, intervalForRetry } from '@livekit/agents';
 import type { CreateSessionRequest, CreatedSession } from '../api/index.js';
 import {
@@ -66,7 +67,10 @@ export async function createSessionWithRetry(
           { code: err.code, ...capFields(err.concurrency), retry_after_s: wait, attempt: attempts },
           'Visage is at capacity; retrying the session after Retry-After',
         );
-        await sleep(wait * 1000, policy.signal);
+        // An abort fails the wait with its own reason (aclose's), not timers/promises' AbortError.
+        await sleep(wait * 1000, undefined, { signal: policy.signal }).catch(() =>
+          policy.signal!.throwIfAborted(),
+        );
         continue;
       }
       const transient =
@@ -79,26 +83,13 @@ export async function createSessionWithRetry(
         { err: String(err), attempt: attempts, retry_in_ms: interval },
         'creating the Visage session failed; retrying',
       );
-      await sleep(interval, policy.signal);
+      await sleep(interval, undefined, { signal: policy.signal }).catch(() =>
+        policy.signal!.throwIfAborted(),
+      );
     }
   }
 }
 
 function capFields(c: Concurrency | undefined) {
   return c ? { active: c.active, cap: c.max } : {};
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

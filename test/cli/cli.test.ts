@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RoomServiceClient } from 'livekit-server-sdk';
@@ -248,7 +249,7 @@ describe('visage dev', () => {
         () => true,
         () => false,
       );
-      if (alive) await new Promise((r) => setTimeout(r, 100));
+      if (alive) await sleep(100);
     }
     expect(alive).toBe(false);
   }, 180_000);

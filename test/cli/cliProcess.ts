@@ -1,5 +1,6 @@
 // The `visage` CLI as a child process: from source (test/cli/cliEntry.ts, through tsx), or exactly
 // as a user runs it (`npx visage` runs bin/visage.js, which runs the tsup build in dist/).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach } from 'vitest';
 
@@ -51,7 +52,7 @@ export function startCli(args: string[], o: CliStart = {}): CliProcess {
       if (Date.now() > until || child.exitCode !== null) {
         throw new Error(`CLI did not print ${pattern}: stdout=${stdout} stderr=${stderr}`);
       }
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     return stdout;
   };

@@ -1,6 +1,7 @@
 // The mint-proxy page's photo picker as its README starts it: `npx visage dev` (the build), then
 // `npx tsx examples/mint-proxy/proxy.ts` with the printed key, then a browser (headless Chromium)
 // that picks a portrait and presses Start. The avatar's video plays and the session runs the photo.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { afterEach, beforeAll, expect, inject, it } from 'vitest';
@@ -32,7 +33,7 @@ async function startProxy(env: Record<string, string>): Promise<string> {
     if (Date.now() > until || child.exitCode !== null) {
       throw new Error(`the mint proxy did not start: ${output}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

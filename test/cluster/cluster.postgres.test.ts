@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
@@ -211,7 +212,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
       const owner = await ownerOf(id);
       const [via, third] = live().filter((n) => n.nodeId !== owner);
 
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       const sent = client.now();
       const first = await speak(via!, id, 'First, this sentence.');
       const second = await speak(via!, id, 'Then this one.');
@@ -250,7 +251,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
         10_000,
         'silence after the interrupt',
       );
-      await new Promise((r) => setTimeout(r, 1_500));
+      await sleep(1_500);
       expect(rms(client.audioBetween(client.now() - 1_000, client.now()))).toBeLessThan(60);
       expect((await via!.call('DELETE', `/v1/sessions/${id}`, { auth: secret })).status).toBe(204);
       await client.waitFor(

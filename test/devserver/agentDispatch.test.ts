@@ -3,6 +3,7 @@
 // workers, explicit dispatch through AgentDispatchClient, and dispatch from a token's room
 // configuration. Each agent publishes a sine whose frequency comes from its job's metadata, and
 // the human participant measures it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
@@ -328,7 +329,7 @@ describeWebRtc('dev server agent dispatch (@livekit/agents workers)', (address) 
 
         // A later join with the same configuration does not dispatch again.
         const dave = await connectWithConfig(server, 'config-room', 'dave', config);
-        await new Promise((resolve) => setTimeout(resolve, 4_000));
+        await sleep(4_000);
         expect(agents(carol)).toHaveLength(1);
         expect(await dispatchClient.listDispatch('config-room')).toHaveLength(1);
         await dave.disconnect();
@@ -536,7 +537,7 @@ describe('agent worker protocol (scripted worker, no media)', () => {
     const bob = await joinSignalOnly(server, await token('each-room', 'bob'));
     expect((await w.answer(true, 'agent-for-bob')).participant?.identity).toBe('bob');
     await w.next('assignment');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     // The agent's own join started nothing.
     expect(w.received.filter((m) => m.message.case === 'availability')).toEqual([]);
     for (const p of [alice, agent, bob]) p.leave();

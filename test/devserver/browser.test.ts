@@ -1,6 +1,7 @@
 // Headless Chromium running livekit-client (bundled at test time) joins the dev server from a page
 // served on the namespace address, subscribes to an rtc-node publisher's moving-bar video and
 // sine audio, and screenshots of its <video> element show the picture, moving.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dispose, type Room } from '@livekit/rtc-node';
@@ -126,7 +127,7 @@ describeWebRtc('dev server with headless Chromium (livekit-client)', (address) =
       expect(state.connected).toBe(true);
       const deadline = Date.now() + 20_000;
       while (state.framesPresented < 25 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200);
         state = await pageState(page);
       }
       expect(state.framesPresented).toBeGreaterThanOrEqual(25);
@@ -158,7 +159,7 @@ describeWebRtc('dev server with headless Chromium (livekit-client)', (address) =
         expect(image.width).toBeGreaterThanOrEqual(630);
         expect(image.height).toBeGreaterThanOrEqual(470);
         readings.push(readRow(image));
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await sleep(300);
       }
       for (const reading of readings) {
         // Not black and not uniform: a dark background (16) and the white bar (255).

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseLivekitArgs, runLivekitCommand } from '../../src/devserver/cli.js';
@@ -74,7 +75,7 @@ describe('visage livekit', () => {
     const deadline = Date.now() + 20_000;
     while (!/server at ws:\/\/127\.0\.0\.1:\d+/.test(output)) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no start: ${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     const port = Number(/127\.0\.0\.1:(\d+)/.exec(output)![1]);
     const validate = await fetch(`http://127.0.0.1:${port}/rtc/validate`);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dispose,
   RoomEvent,
@@ -156,7 +157,7 @@ describeWebRtc('dev server data (rtc-node)', (address) => {
         sentAt = Date.now();
         await api.sendData('fresh-data-room', Buffer.from(`n${i}`), DataPacket_Kind.LOSSY, {});
         await until(() => arrivals.length === i + 1, 3_000, `packet ${i}`);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await sleep(300);
       }
       console.log(`first packets arrived after ${arrivals.join(', ')} ms`);
       expect(Math.max(...arrivals)).toBeLessThan(600);

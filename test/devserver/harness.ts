@@ -1,5 +1,6 @@
 // Shared pieces of the dev server tests: a server on the namespace address, tokens, rtc-node
 // clients, a sine publisher, a moving-bar video publisher, and analysers for what arrives.
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AudioFrame,
   AudioSource,
@@ -97,7 +98,7 @@ export async function until(check: () => boolean, timeoutMs = 10_000, what = 'co
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

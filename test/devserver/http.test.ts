@@ -1,4 +1,5 @@
 // HTTP and signalling behaviour that needs no WebRTC: runs anywhere, on loopback.
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DisconnectReason,
   JoinResponse,
@@ -209,7 +210,7 @@ describe('dev server HTTP endpoints and signalling', () => {
     const holder = server.rooms.get('held-room')!.participant('holder')!;
     const deadline = Date.now() + 5_000;
     while (holder.signalLostAt === undefined && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
     expect(holder.signalLostAt).toBeDefined();
     const candidateInit = JSON.stringify({ candidate: 'candidate:1 1 udp 1 10.0.0.1 9 typ host' });
@@ -273,10 +274,10 @@ describe('dev server HTTP endpoints and signalling', () => {
       expect(server.rooms.get('agent-only-room')?.participant('agent-1')?.isAgent).toBe(true);
       const deadline = Date.now() + 3_000;
       while (server.rooms.get('agent-only-room') && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       expect(server.rooms.get('agent-only-room')).toBeUndefined();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       const leave = messages.find((m) => m.message.case === 'leave');
       expect(leave?.message.value).toMatchObject({ reason: DisconnectReason.ROOM_CLOSED });
     } finally {

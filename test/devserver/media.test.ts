@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dispose,
   Room,
@@ -256,7 +257,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
     const sine = await publishSine(publisher);
     try {
       const [publication] = await published;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       expect(subscribed).toHaveLength(0);
 
       // The way agents subscribe to audio only: setSubscribed on the publication.
@@ -312,7 +313,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
             },
           }).toBinary(),
         );
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await sleep(1_000);
         expect(raw.messages.filter((m) => m.message.case === 'offer')).toHaveLength(1);
       } finally {
         await answerer.close();
@@ -329,7 +330,7 @@ describeWebRtc('dev server media (rtc-node)', (address) => {
     const publisher = await connect(server, 'late-room', 'alice');
     const sine = await publishSine(publisher);
     const bar = await publishMovingBar(publisher);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     const late = await connect(server, 'late-room', 'carol');
     try {
       const tracks = new Map<TrackKind, RemoteTrack>();

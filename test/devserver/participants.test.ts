@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DisconnectReason,
   dispose,
@@ -113,7 +114,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
       // Without canUpdateOwnMetadata the change is refused (SDKs that wait for the server's
       // RequestResponse reject; rtc-node 0.13 does not wait) and nobody sees it.
       await viewer.localParticipant!.setAttributes({ sneaky: 'yes' }).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       expect(avatar.remoteParticipants.get('viewer')!.attributes).toEqual({});
       expect(server.rooms.get('attr-room')!.participant('viewer')!.attributes).toEqual({});
     } finally {
@@ -218,8 +219,7 @@ describeWebRtc('dev server participants and grants (rtc-node)', (address) => {
       expect(Math.abs(audio.frequency - SINE_HZ)).toBeLessThan(10);
     } finally {
       // A disconnect right after a resume can hang in the SDK; the server removes them anyway.
-      const bounded = (p: Promise<unknown>) =>
-        Promise.race([p, new Promise((r) => setTimeout(r, 10_000))]);
+      const bounded = (p: Promise<unknown>) => Promise.race([p, sleep(10_000)]);
       await bounded(sine.stop());
       await bounded(Promise.all([publisher.disconnect(), watcher.disconnect()]));
     }

@@ -1,4 +1,5 @@
 // A signal connection opened by hand, without an SDK: to see exactly what the server sends.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SignalResponse } from '@livekit/protocol';
 import WebSocket from 'ws';
 
@@ -31,6 +32,6 @@ export async function waitForMessage(
     const found = messages.find((m) => m.message.case === kind);
     if (found) return found.message.value;
     if (Date.now() > deadline) throw new Error(`no ${kind}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }

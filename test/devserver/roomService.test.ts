@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataPacket_Kind, ListRoomsRequest, ListRoomsResponse } from '@livekit/protocol';
 import {
   dispose,
@@ -173,7 +174,7 @@ describeWebRtc('dev server RoomService (livekit-server-sdk)', (address) => {
       expect(info.permission?.canPublishData).toBe(false);
       await bob.localParticipant!.publishData(Buffer.from('after'), { reliable: true });
       await alice.localParticipant!.publishData(Buffer.from('ping'), { reliable: true });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       expect(received).toEqual(['before']);
     } finally {
       await Promise.all([alice.disconnect(), bob.disconnect()]);

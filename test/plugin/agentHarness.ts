@@ -1,5 +1,6 @@
 // AgentSessions without a room, as agents-js tests run them: FakeLLM replies, text input through
 // session.run(), and a scripted VAD + audio input for barge-in.
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   initializeLogger,
   llm,
@@ -14,7 +15,7 @@ import { ReadableStream, type ReadableStreamDefaultController } from 'node:strea
 
 initializeLogger({ pretty: false, level: process.env.VISAGE_TEST_LOG_LEVEL ?? 'silent' });
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export async function until(check: () => boolean, timeoutMs = 10_000, what = 'condition') {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,7 @@
 // An agent on a LiveKit that Visage has no keys for gets a Visage avatar in its room: the plugin
 // mints the avatar's token with the agent's own credentials, and that token is the only way in.
 // Two embedded LiveKit servers: Visage's own (A) and the agent's (B, keys Visage never sees).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dispose, Room } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { tokenize } from '@livekit/agents';
@@ -221,7 +222,7 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
     // avatar back.
     const s = await sessionInTheirRoom('expiring-room', {}, 40);
     const pastTolerance = s.expiresAtMs + 10_000 + 2_000 - Date.now();
-    await new Promise((resolve) => setTimeout(resolve, pastTolerance));
+    await sleep(pastTolerance);
     expect(await s.endReason()).toBeNull(); // a connected avatar outlives its token
     expect(theirs.dropSignal('expiring-room', s.identity)).toBe(true);
     await expect.poll(s.endReason, { timeout: 60_000, interval: 500 }).toBe('error');

@@ -1,5 +1,6 @@
 // A frontend participant in the agent's room (what a user's browser would be): it subscribes to
 // the avatar, measures the loudness of its audio over time and records its lk.chat messages.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AudioStream, Room, RoomEvent, TrackKind, type RemoteTrack } from '@livekit/rtc-node';
 
 export interface ChatRecord {
@@ -93,7 +94,7 @@ export class Frontend {
     const deadline = Date.now() + timeoutMs;
     while (!this.#tracks.has(TrackKind.KIND_AUDIO) || !this.#tracks.has(TrackKind.KIND_VIDEO)) {
       if (Date.now() > deadline) throw new Error('the avatar tracks never arrived');
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
   }
 

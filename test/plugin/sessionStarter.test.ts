@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VisageClient } from '../../src/client/index.js';
 import { createSessionWithRetry } from '../../src/plugin/sessionStarter.js';
@@ -10,7 +11,7 @@ import './agentHarness.js';
 let server: TestServer;
 beforeAll(async () => {
   const media = new DetachedMediaCore({
-    beforeStart: () => new Promise((r) => setTimeout(r, 1_500)),
+    beforeStart: () => sleep(1_500),
   });
   server = await startTestServer({ cap: 5, start: { media } });
 });

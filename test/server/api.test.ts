@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -687,7 +688,7 @@ describe('idle timeout and request rate', () => {
       (await (
         await server.call('GET', `/v1/sessions/${body.session_id}`, { auth: k.secret })
       ).json()) as { status: string; end_reason: string | null };
-    await new Promise((r) => setTimeout(r, 4_000));
+    await sleep(4_000);
     expect((await session()).status).toBe('active'); // not before its 5 s
     // Ended once the timeout fired (polled: a busy machine may fire the timer late).
     await expect.poll(session, { timeout: 15_000, interval: 250 }).toMatchObject({
@@ -730,7 +731,7 @@ describe('maximum session length', () => {
       await short.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
         json: { waiting: true },
       });
-      await new Promise((r) => setTimeout(r, 6_000));
+      await sleep(6_000);
       const parked = (await (await short.call('GET', `/v1/sessions/${session_id}`)).json()) as {
         status: string;
       };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
@@ -114,7 +115,7 @@ async function whilePollingHealth<T>(work: Promise<T>) {
       await res.arrayBuffer();
       expect(res.status).toBe(200);
       latencies.push(performance.now() - started);
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   })();
   const result = await settled;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { testLogger } from '../support/testLog.js';
@@ -113,7 +114,7 @@ async function commandsStored(url: string, id: string, n: number): Promise<numbe
       [id],
     );
     if (row!.n >= n) return row!.n;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   throw new Error(`command ${n} of session ${id} was not stored`);
 }
@@ -514,7 +515,7 @@ describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while
       await expect
         .poll(() => idleOwner.media.sessions.has(idleId), { timeout: 15_000, interval: 100 })
         .toBe(false);
-      await new Promise((r) => setTimeout(r, Math.max(0, 6_500 - (Date.now() - downSince))));
+      await sleep(Math.max(0, 6_500 - (Date.now() - downSince)));
       await own.start();
 
       await expect
@@ -576,7 +577,7 @@ describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while
 
       await own.stop();
       relay.cut();
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
       await own.start();
       await expect
         .poll(async () => (await a.server.call('GET', `/v1/sessions/${id}`, { auth })).status, {
@@ -585,7 +586,7 @@ describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while
         })
         .toBe(200);
       // node-a is back; node-b stays cut for longer than a node may stay silent.
-      await new Promise((r) => setTimeout(r, FAST.lostAfterMs + 1_500));
+      await sleep(FAST.lostAfterMs + 1_500);
       relay.mend();
       await expect
         .poll(async () => (await b.server.call('GET', `/v1/sessions/${id}`, { auth })).status, {
@@ -593,7 +594,7 @@ describe.skipIf(!serverUrl)('several nodes when PostgreSQL goes away for a while
           interval: 100,
         })
         .toBe(200);
-      await new Promise((r) => setTimeout(r, 4 * FAST.heartbeatMs));
+      await sleep(4 * FAST.heartbeatMs);
 
       expect(
         await (await a.server.call('GET', `/v1/sessions/${id}`, { auth })).json(),

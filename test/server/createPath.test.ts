@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { MediaSessionSpec } from '../../src/media/mediaCore.js';
@@ -58,7 +59,7 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 
@@ -102,7 +103,7 @@ describe('reconciliation beside a slow teardown', () => {
   it('leaves alone the media of a session being ended (no false leak)', async () => {
     const lines: Record<string, unknown>[] = [];
     const media = new DetachedMediaCore({
-      beforeClose: () => new Promise((r) => setTimeout(r, 1_000)),
+      beforeClose: () => sleep(1_000),
     });
     server = await startTestServer({
       limits: { reconcileIntervalMs: 100 },
@@ -150,7 +151,7 @@ describe('a create whose media comes up just too late', () => {
   it('answers 503 only once that media is stopped, so a retry does not meet it in the room', async () => {
     const media = new DetachedMediaCore({
       // Past the 1 s bound, within the half-bound grace the create still waits.
-      beforeStart: () => new Promise((r) => setTimeout(r, 1_200)),
+      beforeStart: () => sleep(1_200),
     });
     const s = await start(media, { limits: { createStageTimeoutMs: 1_000 } });
     const res = await create(s);
@@ -169,10 +170,7 @@ describe('driving calls sent while the session is being created', () => {
       json: { waiting: true },
     });
     // The call is held, not answered, while the media starts.
-    const early = await Promise.race([
-      parking.then(() => 'answered'),
-      new Promise((r) => setTimeout(() => r('held'), 300)),
-    ]);
+    const early = await Promise.race([parking.then(() => 'answered'), sleep(300, 'held')]);
     expect(early).toBe('held');
     gate.release();
     const created = await creating;

@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { KeyedSerialQueue } from '../../src/server/store/keyedSerialQueue.js';
 
-const tick = () => new Promise((r) => setTimeout(r, 5));
+const tick = () => sleep(5);
 
 describe('KeyedSerialQueue', () => {
   it("runs one key's tasks one at a time in arrival order, other keys' alongside", async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -81,7 +82,7 @@ describe("requests Node's HTTP parser refuses", () => {
         'Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n' +
         '--b\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF',
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     socket.destroy();
     await expect
       .poll(() => logs.some((l) => l.msg === 'client aborted'), { timeout: 5_000 })

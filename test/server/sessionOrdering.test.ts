@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MediaCore, MediaSession } from '../../src/media/mediaCore.js';
@@ -47,7 +48,7 @@ describe('driving calls on one session', () => {
     const { file_id } = (await up.json()) as { file_id: string };
     calls.length = 0;
     const audio = server.call('POST', `/v1/sessions/${id}/audio?text=first`, { json: { file_id } });
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     const interrupt = server.call('POST', `/v1/sessions/${id}/interrupt`);
     const speak = server.call('POST', `/v1/sessions/${id}/speak`, { json: { text: 'after' } });
     expect((await audio).status).toBe(202);

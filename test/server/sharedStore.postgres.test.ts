@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -202,7 +203,7 @@ describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
             .rows as [{ pid: number }];
           await admin.query('SELECT pg_terminate_backend($1)', [pid]);
           // The FATAL message arrives while no query of this transaction runs.
-          await new Promise((r) => setTimeout(r, 500));
+          await sleep(500);
           await tx.query('SELECT 1');
         })
         .catch((e: unknown) => e);
@@ -313,7 +314,7 @@ describe.skipIf(!serverUrl)('when PostgreSQL goes away for a while', () => {
       const until = Date.now() + 30_000;
       let back = await node.call('GET', `/v1/sessions/${session_id}`);
       while (back.status !== 200 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
         back = await node.call('GET', `/v1/sessions/${session_id}`);
       }
       expect(back.status).toBe(200);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentDispatch,
   AgentDispatchState,
@@ -110,7 +111,7 @@ export class AgentDispatcher {
     const identities = jobs.map((r) => r.job.state?.participantIdentity ?? '');
     const deadline = Date.now() + AGENT_LEAVE_GRACE_MS;
     while (identities.some((i) => room.participant(i)) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     for (const identity of identities) {
       const participant = room.participant(identity);

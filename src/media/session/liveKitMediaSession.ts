@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AudioFrame,
   DisconnectReason,
@@ -189,7 +190,7 @@ export class LiveKitMediaSession implements MediaSession {
     this.player.close();
     this.options.speech.close();
     // Let the last lk.chat final out before leaving (bounded: never hang on a dead room).
-    await Promise.race([this.chat.flushed(), sleep(500)]);
+    await Promise.race([this.chat.flushed(), sleep(500, undefined, { ref: false })]);
     // Bounded: under load rtc-node's disconnect was seen to never return for a connection whose
     // track publication had stalled, and a close that never ends holds its create (and the
     // create's 503) for good. Past the bound the server drops the avatar on its own.
@@ -393,10 +394,6 @@ export class LiveKitMediaSession implements MediaSession {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
-}
-
 /** How long the server may take to negotiate a published track before the start gives up. */
 const TRACK_ARRIVAL_MS = 5_000;
 /**
@@ -430,7 +427,7 @@ async function tracksNotReceived(
     const received = new Set(info.tracks.map((t) => t.sid));
     const missing = sids.filter((sid) => !received.has(sid));
     if (missing.length === 0 || performance.now() > deadline) return missing;
-    await sleep(wait);
+    await sleep(wait, undefined, { ref: false });
     wait = Math.min(wait * 1.5, TRACK_POLL_MAX_MS);
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
@@ -59,7 +60,7 @@ describe('IpcPeer', () => {
     const outcome = api.request('interrupt');
     api.emit('speak', { text: 'three' });
     expect(await outcome).toEqual({ interrupted: true, droppedUtterances: 2 });
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(seen).toEqual(['speak:one', 'speak:two', 'interrupt', 'speak:three']);
   });
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { ProcessPoolMediaCore } from '../../../src/media/mediaProcesses/index.js';
@@ -60,7 +61,7 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
     expect(await parked.json()).toMatchObject({ status: 'waiting' });
     // Parked avatars drop to a few frames a second.
     const from = b.client.now();
-    await new Promise((r) => setTimeout(r, 2_000));
+    await sleep(2_000);
     expect(b.client.framesMadeBetween(from + 500, b.client.now()).length / 1.5).toBeLessThan(12);
     for (const s of [a, b]) await call('DELETE', `/v1/sessions/${s.session_id}`);
   }, 120_000);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Room } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,8 +15,6 @@ import { describeWebRtc } from '../../support/network.js';
 import { astronaut, multipartImage } from '../../support/portraits.js';
 import { between, describeLooks, EyeViewer, fastestDrop, share } from './faceLooks.js';
 import { startMediaStack, type MediaStack } from './mediaStack.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: () => boolean, label: string, timeoutMs = 20_000): Promise<void> {
   const until = performance.now() + timeoutMs;

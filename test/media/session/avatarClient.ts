@@ -1,6 +1,7 @@
 // A LiveKit participant that joins a Visage session's room with the participant token (as a
 // frontend would) and records what the avatar sends: video frames with their mouth opening,
 // audio, and lk.chat messages.
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AudioStream,
   Room,
@@ -153,7 +154,7 @@ export class AvatarClient {
     const until = performance.now() + timeoutMs;
     while (!what()) {
       if (performance.now() > until) throw new Error(`timed out waiting for ${label}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
   }
 
@@ -172,7 +173,7 @@ export class AvatarClient {
     let last: number | undefined;
     let steadySteps = 0;
     while (performance.now() - started < maxMs) {
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
       const next = await this.audioJitterBuffer();
       const mean = meanJitterBufferMs(totals, next);
       totals = next;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { AudioFrame, Room } from '@livekit/rtc-node';
 import { initializeLogger, voice } from '@livekit/agents';
@@ -75,7 +76,7 @@ describeWebRtc(
 
     it('plays WAV and MP3 payloads and moves the mouth from the audio itself', async () => {
       const { session_id, client } = await session();
-      await new Promise((r) => setTimeout(r, 800));
+      await sleep(800);
       const idle = client.framesBetween(client.now() - 600, client.now()).map((f) => f.mouth);
       for (const [name, type] of [
         ['speech-stereo-8k.wav', 'audio/wav'],
@@ -187,7 +188,7 @@ describeWebRtc(
       // avatar says it played, give or take the audio in flight. Counted by received samples, not
       // by arrival times: a loaded test process received audio heard before the cut more than
       // 600 ms after it (a loaded CI run), which a window after the cut took for audio that went on.
-      await new Promise((r) => setTimeout(r, 1_500));
+      await sleep(1_500);
       const heardMs = loudMs();
       // One lk.playback_finished per segment: the flush after the cut adds none.
       expect(finished, JSON.stringify(finished)).toHaveLength(2);
@@ -250,7 +251,7 @@ describeWebRtc(
       // A viewer's lk.clear_buffer is refused with an RPC error and the speech goes on.
       const first = await speak(longText);
       await client.waitFor(() => client.chat.some((m) => m.utterance_id === first), 10_000);
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       await expect(clearBuffer(client.room)).rejects.toThrow(/not allowed/);
       expect((await finalOf(first)).text).toBe(longText);
 
@@ -275,7 +276,7 @@ describeWebRtc(
         await writer.write(new Uint8Array(data.buffer));
       }
       await writer.close();
-      await new Promise((r) => setTimeout(r, 2_500));
+      await sleep(2_500);
       expect(rms(client.audioBetween(from, client.now())), 'viewer audio played').toBeLessThan(150);
       expect(viewerHeardBack).toEqual([]);
       const refusals = stack.logs.filter(
@@ -286,7 +287,7 @@ describeWebRtc(
       // The agent it speaks for still can cut it off.
       const second = await speak(longText);
       await client.waitFor(() => client.chat.some((m) => m.utterance_id === second), 10_000);
-      await new Promise((r) => setTimeout(r, 800));
+      await sleep(800);
       await expect(clearBuffer(agentRoom)).resolves.toBe('ok');
       expect((await finalOf(second)).text.length).toBeLessThan(longText.length);
 

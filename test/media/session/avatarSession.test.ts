@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { trackPitch, pitchStatistics } from '../../../src/media/voice/index.js';
@@ -71,7 +72,7 @@ describeWebRtc(
       const { session_id, client } = await session();
       await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
       const from = client.now();
-      await new Promise((r) => setTimeout(r, 3_000));
+      await sleep(3_000);
       const frames = client.framesBetween(from, client.now());
       expect(frames.length / 3).toBeGreaterThan(18);
       expect(frames.length / 3).toBeLessThan(32);
@@ -87,7 +88,7 @@ describeWebRtc(
     it('speaks: speech-like audio in the voice range, a moving mouth, and lk.chat interims then one final', async () => {
       const { session_id, client } = await session();
       await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       const text = 'Hello there. I am the Visage avatar, and I speak the words you send me.';
       const sent = client.now();
       const closed = closedMouth(client, sent);
@@ -128,7 +129,7 @@ describeWebRtc(
       expect(stats.medianHz).toBeLessThan(320);
 
       const talking = client.framesBetween(startMs + 200, endMs - 200).map((f) => f.mouth);
-      await new Promise((r) => setTimeout(r, 800));
+      await sleep(800);
       const after = client.framesBetween(endMs + 400, client.now()).map((f) => f.mouth);
       const max = Math.max(...talking);
       expect(max).toBeGreaterThan(Math.max(...after) + 0.02);
@@ -141,7 +142,7 @@ describeWebRtc(
     it('plays two speaks in order, and an interrupt cuts the audio with only the heard text in the final', async () => {
       const { session_id, client } = await session();
       await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       const closed = closedMouth(client, client.now());
       const a = await speak(session_id, 'First sentence here.');
       const b = await speak(session_id, 'Second one follows.');
@@ -173,7 +174,7 @@ describeWebRtc(
       expect(long.startsWith(final.text)).toBe(true);
       expect(final.text.length).toBeGreaterThan(5);
       expect(final.text.length).toBeLessThan(long.length - 20);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await sleep(1_500);
       expect(rms(client.audioBetween(cutAt + 500, client.now()))).toBeLessThan(100);
       // The mouth closed with the sound, not frozen in the pose of the word that was cut.
       const afterCut = client.framesBetween(cutAt + 500, client.now()).map((f) => f.mouth);
@@ -190,9 +191,9 @@ describeWebRtc(
         json: { waiting: true },
       });
       expect(park.status).toBe(200);
-      await new Promise((r) => setTimeout(r, 600));
+      await sleep(600);
       let from = client.now();
-      await new Promise((r) => setTimeout(r, 2_000));
+      await sleep(2_000);
       const parked = client.framesMadeBetween(from, client.now());
       expect(parked.length / 2).toBeLessThan(10);
       expect(parked.length).toBeGreaterThan(3);
@@ -203,9 +204,9 @@ describeWebRtc(
       await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
         json: { waiting: false },
       });
-      await new Promise((r) => setTimeout(r, 600));
+      await sleep(600);
       from = client.now();
-      await new Promise((r) => setTimeout(r, 2_000));
+      await sleep(2_000);
       expect(client.framesMadeBetween(from, client.now()).length / 2).toBeGreaterThan(18);
       await visage.call('DELETE', `/v1/sessions/${session_id}`);
     }, 30_000);

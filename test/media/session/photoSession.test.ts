@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { LiveKitMediaCore } from '../../../src/media/session/index.js';
@@ -82,7 +83,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     const mine = client.chat.filter((m) => m.utterance_id === id);
     const from = mine[0]!.atMs;
     const to = mine.at(-1)!.atMs + 300;
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     return {
       steady,
       sync: lipSync(client, from, to),
@@ -131,16 +132,16 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     const { session_id, client } = await stack.session(avatarId, {}, { mouthRegion });
     await client.waitFor(() => client.video.length > 10, 10_000, 'video frames');
     let from = client.now();
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     const idle = client.framesMadeBetween(from, client.now());
     expect(idle.length / 3).toBeGreaterThan(18);
     expect(new Set(idle.map((f) => f.checksum)).size).toBeGreaterThan(idle.length / 2);
     await visage.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
       json: { waiting: true },
     });
-    await new Promise((r) => setTimeout(r, 600));
+    await sleep(600);
     from = client.now();
-    await new Promise((r) => setTimeout(r, 2_000));
+    await sleep(2_000);
     const parked = client.framesMadeBetween(from, client.now());
     expect(parked.length / 2).toBeLessThan(10);
     expect(parked.length).toBeGreaterThan(3);
@@ -194,6 +195,6 @@ async function waitUntil(done: () => boolean, deadlineMs: number, what: string):
   const until = Date.now() + deadlineMs;
   while (!done()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }

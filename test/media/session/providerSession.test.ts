@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
@@ -90,7 +91,7 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       const endMs = mine.at(-1)!.atMs;
       expect(rms(client.audioBetween(startMs, endMs))).toBeGreaterThan(500);
       const talking = client.framesBetween(startMs + 200, endMs - 200).map((f) => f.mouth);
-      await new Promise((r) => setTimeout(r, 800));
+      await sleep(800);
       const after = client.framesBetween(endMs + 400, client.now()).map((f) => f.mouth);
       expect(Math.max(...talking)).toBeGreaterThan(Math.max(...after) + 0.02);
       expect(new Set(talking.map((m) => m.toFixed(3))).size).toBeGreaterThan(5);
@@ -161,7 +162,7 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       expect(long.startsWith(final.text)).toBe(true);
       expect(final.text.length).toBeGreaterThan(5);
       expect(final.text.length).toBeLessThan(long.length - 20);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await sleep(1_500);
       expect(rms(client.audioBetween(cutAt + 500, client.now()))).toBeLessThan(100);
 
       // A provider failure mid-utterance ends that utterance with what was heard; the session

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, expect, it } from 'vitest';
 import type { DevServer } from '../../../src/devserver/index.js';
@@ -35,7 +36,7 @@ describeWebRtc('a session whose room or LiveKit server goes away', (address) => 
       };
       if (s.status === 'ended') return s;
       if (Date.now() > until) throw new Error(`session still ${s.status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
@@ -42,7 +43,7 @@ describeWebRtc('room timeouts', (address) => {
       const s = await session(visage, id);
       if (s.status === 'ended') return s;
       if (Date.now() > until) throw new Error(`session still ${s.status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 
@@ -64,7 +65,7 @@ describeWebRtc('room timeouts', (address) => {
     expect(info?.departureTimeout).toBeGreaterThanOrEqual(3600);
 
     // Well past the server's (shortened) default empty timeout, both still live.
-    await new Promise((r) => setTimeout(r, 4000));
+    await sleep(4000);
     expect(await session(stack.visage, idle.session_id)).toMatchObject({ status: 'active' });
     expect(await session(stack.visage, parked.session_id)).toMatchObject({ status: 'waiting' });
 

@@ -1,6 +1,7 @@
 // Churn must not leak: every ended media session, its rtc-node Room and its tracks must become
 // garbage (their native handles, PeerConnections and encoders are freed with them). The bench's
 // churn soak (`npm run bench -- churn`) measures the resident memory; this checks the cause.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ describeWebRtc('ended sessions are released', (address) => {
     const alive = () => started.filter((s) => s.session.deref() ?? s.room.deref()).length;
     const until = Date.now() + 20_000;
     while (alive() > 0 && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       gc();
     }
     expect(alive(), 'media sessions or rooms still reachable after they ended').toBe(0);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AudioSink } from '../../../src/media/session/audioSink.js';
@@ -39,7 +40,7 @@ const quietEvents: PlayerEvents = {
 };
 
 /** Lets the player's pushes and its 20 ms event ticks run. */
-const settle = () => new Promise((r) => setTimeout(r, 60));
+const settle = () => sleep(60);
 
 describe('SpeechPlayer: the mouth for each video frame', () => {
   let nowMs = 0;

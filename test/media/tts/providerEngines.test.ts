@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,7 +161,7 @@ describe.each(CASES)('$name engine against its fake', ({ fake: makeFake, engine:
     const g = fake.generations.at(-1)!;
     await expect.poll(() => g.cancelled, { timeout: 3_000 }).toBe(true);
     const sent = g.chunksSent;
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     expect(g.chunksSent).toBeLessThanOrEqual(sent + 1);
     expect(g.done).toBe(false);
     // The channel keeps working after an interrupt.

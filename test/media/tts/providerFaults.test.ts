@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -124,7 +125,7 @@ describe('elevenlabs: too_many_concurrent_requests inside the open stream-input 
     interrupt.abort();
     expect(await speaking).toEqual([]);
     const sent = fake.busySent;
-    await new Promise((r) => setTimeout(r, 1_200));
+    await sleep(1_200);
     expect(fake.busySent).toBe(sent);
   }, 30_000);
 });

@@ -1,6 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
 import { providerReason } from './providerReason.js';
-import { RATE_LIMIT_RETRIES, rateLimitDelayMs, sleep } from './retryPolicy.js';
+import { RATE_LIMIT_RETRIES, rateLimitDelayMs } from './retryPolicy.js';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 

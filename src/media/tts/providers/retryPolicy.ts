@@ -4,17 +4,3 @@ export const RATE_LIMIT_RETRIES = 3;
 export function rateLimitDelayMs(attempt: number): number {
   return 250 * 2 ** attempt;
 }
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}

@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { SpeechChunk } from '../ttsEngine.js';
 import { TtsProviderError, TtsProviderUnavailableError } from '../ttsProviderError.js';
-import { RATE_LIMIT_RETRIES, rateLimitDelayMs, sleep } from './retryPolicy.js';
+import { RATE_LIMIT_RETRIES, rateLimitDelayMs } from './retryPolicy.js';
 
 /**
  * A fault worth another try: the provider's rate or concurrency limit (429, or the error message
@@ -43,7 +44,8 @@ export async function* speakRetryingUnheard(
         { err: String(err), retry: tries + 1, of: RATE_LIMIT_RETRIES, wait_ms: waitMs },
         `${provider}: a transient fault before any audio; the utterance is tried again`,
       );
-      await sleep(waitMs, signal);
+      // An abort cuts the wait short (timers/promises rejects); the stream then ends quietly.
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
     }
   }
