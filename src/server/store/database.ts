@@ -11,12 +11,21 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
 }
 
-export interface Database extends Queryable {
+/** A connection, or one transaction, that can also run a whole SQL script. */
+export interface Executor extends Queryable {
+  /**
+   * Runs `sql` as one script with no parameters (PostgreSQL's simple query protocol): several
+   * statements, `DO $$ … $$` blocks and functions alike, in the order written. `query` cannot:
+   * with parameters both drivers prepare the text, and a prepared statement is one statement.
+   */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Executor {
   /** `embedded`: PGlite in the data directory (one process); `postgres`: a shared server. */
   readonly kind: 'embedded' | 'postgres';
   /** Runs `fn` in one transaction; concurrent transactions are serialized. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  exec(sql: string): Promise<void>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -37,6 +46,9 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
           query: async <T>(sql: string, params: unknown[] = []) => ({
             rows: (await tx.query<T>(sql, params)).rows,
           }),
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
         }),
       ),
     exec: async (sql) => {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database, Queryable } from './database.js';
+import type { Database, Executor } from './database.js';
 import { DatabaseUnavailableError, isConnectionFailure } from './databaseUnavailable.js';
 
 /**
@@ -55,7 +55,13 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
       // is thrown from the socket and crashes the process. The next query then fails.
       const lost = (err: Error) => (broken = err);
       client.on('error', lost);
-      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
+      const tx: Executor = {
+        query: (sql, params) => query(client, sql, params),
+        // No parameters: node-postgres sends the simple query protocol, which runs a script.
+        exec: async (sql) => {
+          await query(client, sql);
+        },
+      };
       try {
         await tx.query('BEGIN');
         const result = await fn(tx);

@@ -1,8 +1,13 @@
+import type { Migration } from './migrate.js';
+
 /**
  * The schema, in plain PostgreSQL so that the embedded PGlite and a production PostgreSQL share it.
- * Migrations are append-only: add a new entry, never edit an applied one.
+ * Migrations are append-only: add a new entry, never edit an applied one. Entry n is version n
+ * in `schema_migrations` (as every database made since the first release records it). Each runs
+ * as one script in its own transaction (migrate.ts), so it may hold any SQL, `DO $$ … $$` blocks
+ * included.
  */
-export const MIGRATIONS: readonly string[] = [
+const SCRIPTS: readonly string[] = [
   `
   CREATE TABLE api_keys (
     id text PRIMARY KEY,
@@ -138,7 +143,4 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** Held (transaction-scoped) while migrating, so that nodes starting at once migrate one by one. */
-export const MIGRATION_LOCK_ID = 7_263_001;
-
-export const SCHEMA_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)`;
+export const MIGRATIONS: readonly Migration[] = SCRIPTS.map((sql, i) => ({ version: i + 1, sql }));

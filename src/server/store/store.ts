@@ -17,7 +17,8 @@ import {
   type NotificationListener,
 } from './notificationListener.js';
 import { openPostgresDatabase } from './postgresDatabase.js';
-import { MIGRATION_LOCK_ID, MIGRATIONS, SCHEMA_TABLE } from './schema.js';
+import { migrate } from './migrate.js';
+import { MIGRATIONS } from './schema.js';
 import { KeyedSerialQueue } from './keyedSerialQueue.js';
 
 /**
@@ -303,23 +304,12 @@ export class Store {
   }
 
   /**
-   * Applies the missing migrations in one transaction under an advisory lock: nodes starting at
-   * once against one PostgreSQL wait for each other, and the later ones find nothing to do.
+   * Applies the missing migrations (migrate.ts: each in its own transaction under an advisory
+   * lock, so nodes starting at once against one PostgreSQL wait for each other, and the later
+   * ones find nothing to do).
    */
   private async migrate(): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
-      await tx.query(SCHEMA_TABLE);
-      const applied = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
-      const done = new Set(applied.rows.map((r) => r.version));
-      for (const [i, sql] of MIGRATIONS.entries()) {
-        if (done.has(i + 1)) continue;
-        for (const statement of sql.split(';').filter((s) => s.trim())) await tx.query(statement);
-        await tx.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())', [
-          i + 1,
-        ]);
-      }
-    });
+    await migrate(this.db, MIGRATIONS);
   }
 
   close(): Promise<void> {
