@@ -5,14 +5,16 @@ import {
   parseNodeNotification,
   KEYS_CHANNEL,
   RECONCILE_CHANNEL,
-  type ClaimedCommand,
   type ClusterStore,
   type NewCommand,
 } from '../store/clusterStore.js';
 import type { NotificationListener } from '../store/notificationListener.js';
 import { POSTGRES_CONNECT_TIMEOUT_MS } from '../store/postgresDatabase.js';
-import { errorReply } from '../sessions/routing/sessionCommand.js';
 import type { Placement, Store } from '../store/store.js';
+import { AwaitedReplies, newCommandId, type ExpectedReply } from './awaitedReplies.js';
+import { CommandInbox, type CommandApplier } from './commandInbox.js';
+
+export type { CommandApplier } from './commandInbox.js';
 
 /**
  * Several `visage serve` nodes on one PostgreSQL server behave as one service. This node:
@@ -23,8 +25,10 @@ import type { Placement, Store } from '../store/store.js';
  *   command;
  * - hands driving calls on sessions that other nodes run to them (`post`): a row in
  *   `session_commands` plus a NOTIFY; the other node applies its commands in the order they
- *   were inserted and answers each (NOTIFY back), so interrupt's counts come back too;
- * - applies the commands addressed to it (through the `CommandApplier`, the session manager);
+ *   were inserted and answers each (NOTIFY back), so interrupt's counts come back too
+ *   (awaitedReplies.ts waits for those answers);
+ * - applies the commands addressed to it (commandInbox.ts, through the `CommandApplier`, the
+ *   session manager);
  * - sweeps: a node silent for `lostAfterMs` is declared lost by whichever node holds the sweep
  *   lock, its sessions end `error` and their slots are free;
  * - drains on shutdown (no new placements, then leaves the table).
@@ -57,52 +61,17 @@ export interface ClusterOptions {
   timing?: Partial<ClusterTiming>;
 }
 
-/** The session manager, seen from the cluster: it applies what other nodes hand over. */
-export interface CommandApplier {
-  /** Applies one command addressed to this node; resolves with the reply (JSON). */
-  apply(command: ClaimedCommand): Promise<unknown>;
-  /** Sessions this node runs may have been ended in the database by someone else: look now. */
-  reconcile(): Promise<void>;
-}
-
 /** What the sweep answers on behalf of a lost node to the commands it never answered. */
 export const NODE_LOST_REPLY = {
   error: { code: 'node_lost', message: 'the node that runs the session was lost' },
 } as const;
 
-interface PendingReply {
-  resolve(reply: unknown): void;
-  reject(err: Error): void;
-  poll?: NodeJS.Timeout;
-  timer?: NodeJS.Timeout;
-}
-
-/** A reply this node listens for (see Cluster.expectReply). */
-export interface ExpectedReply {
-  /** The reply, or ReplyTimeoutError after `timeoutMs`. */
-  wait(kind: string, nodeId: string, timeoutMs: number): Promise<unknown>;
-  forget(): void;
-}
-
-/** How long a node remembers the commands it applied (longer than any reply takes). */
-const APPLIED_MEMORY_MS = 5 * 60_000;
-
-/** How often a node waiting for a reply also reads it from its row (a NOTIFY may be lost). */
-const REPLY_POLL_MS = 1_000;
-
-/** The node that runs a session did not answer in time. */
-export class ReplyTimeoutError extends Error {
-  constructor(kind: string, nodeId: string) {
-    super(`node ${nodeId} did not answer the ${kind} in time`);
-    this.name = 'ReplyTimeoutError';
-  }
-}
-
 export class Cluster {
   private readonly timing: ClusterTiming;
   private readonly db: ClusterStore;
   private readonly instance = randomBytes(9).toString('base64url');
-  private readonly replies = new Map<string, PendingReply>();
+  private readonly replies: AwaitedReplies;
+  private readonly inbox: CommandInbox;
   private listener: NotificationListener | undefined;
   private applier: CommandApplier | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -110,17 +79,15 @@ export class Cluster {
   private healthySince: number | undefined;
   /** This node judges others only from then on (see `tick`). */
   private sweepNotBefore = 0;
-  private claiming = false;
-  private claimAgain = false;
   private left = false;
-  /** Commands applied lately (id -> when), so that none is applied twice. */
-  private readonly applied = new Map<string, number>();
 
   private constructor(private readonly options: ClusterOptions) {
     if (!options.store.cluster)
       throw new Error('a cluster needs a PostgreSQL server (DATABASE_URL)');
     this.db = options.store.cluster;
     this.timing = { ...DEFAULT_CLUSTER_TIMING, ...options.timing };
+    this.replies = new AwaitedReplies(this.db);
+    this.inbox = new CommandInbox(this.db, options.nodeId, options.log);
   }
 
   get nodeId(): string {
@@ -140,7 +107,7 @@ export class Cluster {
         [nodeChannel(o.nodeId), RECONCILE_CHANNEL, KEYS_CHANNEL],
         {
           notification: (channel, payload) => cluster.notified(channel, payload),
-          connected: () => cluster.claimCommands(),
+          connected: () => cluster.inbox.claim(),
         },
         o.log,
       );
@@ -158,7 +125,7 @@ export class Cluster {
   /** Starts applying the commands addressed to this node (those waiting included). */
   serve(applier: CommandApplier): void {
     this.applier = applier;
-    this.claimCommands();
+    this.inbox.serve(applier);
   }
 
   /**
@@ -202,39 +169,10 @@ export class Cluster {
 
   /**
    * Listens for the reply to command `id` from now on: before the command is inserted, since
-   * the reply may come back before the INSERT's own answer does. `wait` then bounds the wait
-   * and also reads the reply from its row now and then (a NOTIFY may be lost); `forget` stops.
+   * the reply may come back before the INSERT's own answer does (awaitedReplies.ts).
    */
   expectReply(id: string): ExpectedReply {
-    let resolve!: (reply: unknown) => void;
-    let reject!: (err: Error) => void;
-    const settled = new Promise<unknown>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    settled.catch(() => undefined); // observed through wait()
-    // The row stays a minute after its reply (the sweep deletes it).
-    const pending: PendingReply = { resolve, reject };
-    this.replies.set(id, pending);
-    return {
-      wait: (kind, nodeId, timeoutMs) => {
-        if (this.replies.get(id) === pending) {
-          pending.poll = setInterval(() => {
-            this.db.replyOf(id).then(
-              (found) => found && this.settle(id, (p) => p.resolve(found.reply)),
-              () => undefined, // the database is away; the NOTIFY or the next poll will do
-            );
-          }, REPLY_POLL_MS);
-          pending.poll.unref();
-          pending.timer = setTimeout(
-            () => this.settle(id, (p) => p.reject(new ReplyTimeoutError(kind, nodeId))),
-            timeoutMs,
-          );
-        }
-        return settled;
-      },
-      forget: () => this.settle(id, () => undefined),
-    };
+    return this.replies.expect(id);
   }
 
   /** No new sessions are placed here from now on. */
@@ -251,15 +189,14 @@ export class Cluster {
   async leave(): Promise<void> {
     if (this.left) return;
     clearInterval(this.heartbeatTimer);
-    await this.claimCommandsNow().catch(() => undefined);
+    await this.inbox.claimNow().catch(() => undefined);
     this.left = true;
+    this.inbox.close();
     await this.listener?.close();
     await this.db.deregister(this.options.nodeId, this.instance).catch((err: unknown) => {
       this.options.log.warn({ err }, 'could not remove this node from the cluster table');
     });
-    for (const id of [...this.replies.keys()]) {
-      this.settle(id, (p) => p.reject(new Error('this node is shutting down')));
-    }
+    this.replies.rejectAll('this node is shutting down');
   }
 
   private async register(): Promise<void> {
@@ -299,99 +236,18 @@ export class Cluster {
       return;
     }
     const n = parseNodeNotification(payload);
-    if ('commands' in n) this.claimCommands();
-    else if ('command' in n) {
-      // Notifications arrive in commit order: applied as they come, in order. While a claim
-      // is under way (a command with bytes came first), this one waits its turn in the claim.
-      if (this.applier && !this.left && !this.claiming) {
-        this.applyAndReply({ ...n.command, seq: 0 });
-      } else this.claimCommands();
-    } else if ('replyTo' in n) {
-      const id = n.replyTo;
-      if ('reply' in n) this.settle(id, (p) => p.resolve(n.reply));
-      else {
-        void this.db.replyOf(id).then(
-          (found) => found && this.settle(id, (p) => p.resolve(found.reply)),
-          () => undefined, // polled again shortly
-        );
-      }
+    if ('commands' in n) this.inbox.claim();
+    else if ('command' in n) this.inbox.arrived({ ...n.command, seq: 0 });
+    else if ('replyTo' in n) {
+      if ('reply' in n) this.replies.resolve(n.replyTo, n.reply);
+      else this.replies.readRow(n.replyTo);
     } else this.options.log.warn({ payload: n.unknown }, 'unknown cluster notification');
-  }
-
-  private settle(id: string, how: (p: PendingReply) => void): void {
-    const pending = this.replies.get(id);
-    if (!pending) return;
-    this.replies.delete(id);
-    clearInterval(pending.poll);
-    clearTimeout(pending.timer);
-    how(pending);
-  }
-
-  /** Claims and applies this node's pending commands; one claim at a time, in order. */
-  private claimCommands(): void {
-    this.claimCommandsNow().catch((err: unknown) => {
-      this.options.log.warn({ err }, 'could not claim commands (retried at the next heartbeat)');
-    });
-  }
-
-  private async claimCommandsNow(): Promise<void> {
-    if (!this.applier || this.left) return;
-    if (this.claiming) {
-      this.claimAgain = true;
-      return;
-    }
-    this.claiming = true;
-    try {
-      do {
-        this.claimAgain = false;
-        const commands = await this.db.claimCommands(this.options.nodeId);
-        // Applied in order: each is queued on its session before the next is looked at.
-        for (const c of commands) if (!this.applied.has(c.id)) this.applyAndReply(c);
-      } while (this.claimAgain);
-    } finally {
-      this.claiming = false;
-    }
-  }
-
-  private applyAndReply(c: ClaimedCommand): void {
-    // A command that came in its NOTIFY may also be claimed from its row: applied once.
-    if (this.applied.has(c.id)) return;
-    this.applied.set(c.id, Date.now());
-    const applier = this.applier!;
-    let outcome: Promise<unknown>;
-    try {
-      outcome = applier.apply(c);
-    } catch (err) {
-      outcome = Promise.reject(err);
-    }
-    void outcome
-      .then(
-        (ok) => ({ ok: ok ?? null }),
-        (err: unknown) => {
-          const reply = errorReply(err);
-          if (reply.error.code === 'internal') {
-            this.options.log.error(
-              { err, command: c.kind, session_id: c.sessionId },
-              'a command failed',
-            );
-          }
-          return reply;
-        },
-      )
-      .then((reply) => this.db.reply(c.id, c.replyNode, reply))
-      .catch((err: unknown) => {
-        this.options.log.warn({ err, command: c.kind, session_id: c.sessionId }, 'could not reply');
-      });
   }
 
   /** Every heartbeat: prove this node alive, then sweep for lost nodes. */
   private async tick(): Promise<void> {
     if (this.left) return;
-    // Answered long ago: their rows are done (never claimed again) or deleted.
-    for (const [id, at] of this.applied) {
-      if (Date.now() - at < APPLIED_MEMORY_MS) break;
-      this.applied.delete(id);
-    }
+    this.inbox.forgetOld();
     let alive: boolean;
     try {
       alive = await this.db.heartbeat(this.options.nodeId, this.instance);
@@ -413,7 +269,7 @@ export class Cluster {
         this.timing.lostAfterMs +
         POSTGRES_CONNECT_TIMEOUT_MS +
         this.timing.heartbeatMs;
-      this.claimCommands();
+      this.inbox.claim();
       // Ends that could not be recorded meanwhile are recorded now (their slots free).
       void this.applier?.reconcile().catch((err: unknown) => {
         this.options.log.warn({ err }, 'reconciliation failed');
@@ -438,7 +294,7 @@ export class Cluster {
     if (Date.now() < this.sweepNotBefore) return;
     await this.sweep().catch((err: unknown) => this.options.log.warn({ err }, 'sweep failed'));
     // A NOTIFY lost while the connection was changing hands: look for waiting commands anyway.
-    this.claimCommands();
+    this.inbox.claim();
   }
 
   private async sweep(): Promise<void> {
@@ -458,9 +314,4 @@ export class Cluster {
       );
     }
   }
-}
-
-/** A fresh command id (the sender picks it, to wait for the reply before inserting). */
-export function newCommandId(): string {
-  return `cmd_${randomBytes(12).toString('base64url')}`;
 }

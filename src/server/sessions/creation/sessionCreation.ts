@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { ID_PREFIXES, newId, randomBase62, type CreateSessionRequest } from '../../../api/index.js';
 import { findStockVoice } from '../../../media/avatarCatalogue.js';
 import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
-import { newCommandId, ReplyTimeoutError, type Cluster } from '../../cluster/cluster.js';
+import { newCommandId, ReplyTimeoutError } from '../../cluster/awaitedReplies.js';
+import type { Cluster } from '../../cluster/cluster.js';
 import type { Limits, LiveKitConfig } from '../../config.js';
 import type {
   ApiKeyRecord,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EndReason } from '../../../api/index.js';
-import { ReplyTimeoutError, type Cluster } from '../../cluster/cluster.js';
+import { ReplyTimeoutError } from '../../cluster/awaitedReplies.js';
+import type { Cluster } from '../../cluster/cluster.js';
 import type { ClaimedCommand } from '../../store/clusterStore.js';
 import { KeyedSerialQueue } from '../../store/keyedSerialQueue.js';
 import type { ApiKeyRecord, SessionRecord, Store } from '../../store/store.js';
