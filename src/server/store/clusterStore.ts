@@ -99,18 +99,30 @@ const SWEEP_LOCK_ID = 7_263_002;
 
 const LIVE = `('active', 'waiting')`;
 
-type Row = Record<string, unknown>;
+/** A row of `session_commands`, as claimCommands reads it. */
+interface CommandRow {
+  /** bigserial: a string from node-postgres, a number from PGlite. */
+  seq: string | number;
+  id: string;
+  session_id: string;
+  node_id: string;
+  reply_node: string;
+  kind: string;
+  /** jsonb, parsed by the driver. */
+  body: unknown;
+  bytes: Uint8Array | null;
+}
 
-function commandFromRow(r: Row): ClaimedCommand {
+function commandFromRow(r: CommandRow): ClaimedCommand {
   return {
     seq: Number(r.seq),
-    id: r.id as string,
-    sessionId: r.session_id as string,
-    nodeId: r.node_id as string,
-    replyNode: r.reply_node as string,
-    kind: r.kind as string,
+    id: r.id,
+    sessionId: r.session_id,
+    nodeId: r.node_id,
+    replyNode: r.reply_node,
+    kind: r.kind,
     body: r.body,
-    bytes: r.bytes ? new Uint8Array(r.bytes as Uint8Array) : null,
+    bytes: r.bytes ? new Uint8Array(r.bytes) : null,
   };
 }
 
@@ -265,7 +277,7 @@ export class ClusterStore {
       ]);
       if (!lock.rows[0]?.got) return undefined;
       const stale = `make_interval(secs => $1::float8 / 1000)`;
-      const nodes = await tx.query<{ id: string; heartbeat_at: string }>(
+      const nodes = await tx.query<{ id: string; heartbeat_at: Date }>(
         `DELETE FROM cluster_nodes WHERE heartbeat_at < now() - ${stale} AND id <> $2
          RETURNING id, heartbeat_at`,
         [lostAfterMs, self],
@@ -312,7 +324,7 @@ export class ClusterStore {
 
   /** This node's pending commands, marked claimed, in the order they were inserted. */
   async claimCommands(nodeId: string): Promise<ClaimedCommand[]> {
-    const r = await this.db.query<Row>(
+    const r = await this.db.query<CommandRow>(
       `UPDATE session_commands SET state = 'claimed'
        WHERE node_id = $1 AND state = 'pending'
        RETURNING seq, id, session_id, node_id, reply_node, kind, body, bytes`,
