@@ -1,12 +1,7 @@
 import { VISEMES } from '../lipsync/viseme.js';
 import { drawEyes, type EyeState } from './drawEyes.js';
-import {
-  drawBackground,
-  drawBody,
-  drawHairBack,
-  drawHeadBase,
-  drawHeadFront,
-} from './drawFigure.js';
+import { drawBackground, drawBody, drawHeadBase, drawHeadFront } from './drawFigure.js';
+import { drawHairBack } from './drawHair.js';
 import { drawMouth } from './drawMouth.js';
 import { avatarDesign } from './avatarDesigns.js';
 import type { FaceDesign } from './faceDesign.js';
