@@ -94,7 +94,9 @@ export async function decodeFitted(source: PhotoSource, maxSide: number): Promis
 /**
  * A square of the picture scaled by `scale`: the picture is resized as a whole (so every pixel
  * sits exactly where `scale` puts it) and the square at (`left`, `top`) of the result, in whole
- * pixels, is cut out; what lies outside the picture repeats its edge.
+ * pixels, is cut out; what lies outside the picture is the picture mirrored at its edge (the
+ * pixel next to the edge repeats it; no streaks where a frame reaches past a close-up's bottom
+ * edge, see framing.ts).
  */
 export async function decodeSquare(
   source: PhotoSource,
@@ -116,9 +118,9 @@ export async function decodeSquare(
   );
   const out = new Uint8Array(size * size * 3);
   for (let j = 0; j < size; j++) {
-    const sj = Math.min(part.height - 1, Math.max(0, top + j - y0));
+    const sj = mirrorInside(top + j - y0, part.height);
     for (let i = 0; i < size; i++) {
-      const si = Math.min(part.width - 1, Math.max(0, left + i - x0));
+      const si = mirrorInside(left + i - x0, part.width);
       const s = (sj * part.width + si) * 3;
       const d = (j * size + i) * 3;
       out[d] = part.data[s] as number;
@@ -127,6 +129,12 @@ export async function decodeSquare(
     }
   }
   return { width: size, height: size, data: out };
+}
+
+/** Index `i` of a row or column `n` long, mirrored back into it (-1 is 0, n is n - 1). */
+function mirrorInside(i: number, n: number): number {
+  const m = i < 0 ? -i - 1 : i >= n ? 2 * n - 1 - i : i;
+  return Math.min(n - 1, Math.max(0, m));
 }
 
 /** A square of a picture, px. */
