@@ -20,7 +20,7 @@ import {
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { newId } from '../rtc/ids.js';
-import { SERVER_PROTOCOL, SERVER_VERSION } from '../rtc/room.js';
+import { SERVER_PROTOCOL, SERVER_VERSION } from '../rtc/joinResponse.js';
 
 /** LiveKit waits this long for a worker's answer to an AvailabilityRequest. */
 export const AVAILABILITY_TIMEOUT_MS = 10_000;

@@ -1,42 +1,24 @@
 import { EventEmitter } from 'node:events';
 import {
-  ClientConfigSetting,
-  Codec,
-  ClientConfiguration,
-  DataPacket,
   DisconnectReason,
-  JoinResponse,
   LeaveRequest,
   LeaveRequest_Action,
   ParticipantInfo_State,
   ParticipantUpdate,
   Room as RoomInfo,
   RoomUpdate,
-  ServerInfo,
-  ServerInfo_Edition,
-  SessionDescription,
-  SignalTarget,
   TrackSubscribed,
   TrackUnpublishedResponse,
-  TrickleRequest,
   type ParticipantPermission,
 } from '@livekit/protocol';
 import type { Logger } from 'pino';
 import { ActiveSpeakers } from './activeSpeakers.js';
+import { relayData } from './dataRelay.js';
+import { enabledCodecs, joinResponse } from './joinResponse.js';
 import type { IceSettings } from './peerConfig.js';
 import type { Participant } from './participant.js';
+import { attachPeers } from './participantPeers.js';
 import type { PublishedTrack } from './publishedTrack.js';
-import { PublisherPeer } from './publisherPeer.js';
-import { SubscriberPeer } from './subscriberPeer.js';
-import { trackFromMedia } from './trackPublication.js';
-
-export const SERVER_VERSION = '1.9.0';
-/** Signal protocol version the server speaks (what LiveKit 1.9 announces). */
-export const SERVER_PROTOCOL = 16;
-const PING_INTERVAL_S = 5;
-// What the forwarding path carries; browsers pick a publish codec from this list.
-const ENABLED_CODECS = () => [new Codec({ mime: 'video/VP8' }), new Codec({ mime: 'audio/opus' })];
-const PING_TIMEOUT_S = 15;
 
 export interface RoomSettings {
   /** Seconds a room that nobody joined stays open. */
@@ -64,8 +46,9 @@ export interface RoomContext {
 }
 
 /**
- * One room: its participants, who receives which track, and where data goes. All signalling
- * that concerns more than one participant goes through here.
+ * One room: its participants, who receives which track, and where data goes (dataRelay.ts). All
+ * signalling that concerns more than one participant goes through here; what a joining
+ * participant is told is in joinResponse.ts, its peer connections in participantPeers.ts.
  */
 export class Room extends EventEmitter<RoomEvents> {
   readonly name: string;
@@ -114,7 +97,7 @@ export class Room extends EventEmitter<RoomEvents> {
       creationTime: BigInt(Math.floor(this.createdAt / 1000)),
       creationTimeMs: BigInt(this.createdAt),
       metadata: this.settings.metadata,
-      enabledCodecs: ENABLED_CODECS(),
+      enabledCodecs: enabledCodecs(),
       numParticipants: participants.filter((p) => !p.hidden).length,
       numPublishers: participants.filter((p) => p.tracks.size > 0).length,
     });
@@ -123,15 +106,6 @@ export class Room extends EventEmitter<RoomEvents> {
   isFull(): boolean {
     const max = this.settings.maxParticipants;
     return max > 0 && this.independentCount >= max;
-  }
-
-  /**
-   * Settings for the SDKs. Browsers are told not to resume (livekit-client would restart ICE
-   * on both connections, which werift does not do reliably as the offerer): they reconnect in
-   * full. The Rust SDKs ignore the setting and resume (see RtcEndpoint).
-   */
-  clientConfiguration(): ClientConfiguration {
-    return new ClientConfiguration({ resumeConnection: ClientConfigSetting.DISABLED });
   }
 
   /**
@@ -156,32 +130,12 @@ export class Room extends EventEmitter<RoomEvents> {
     participant.state = ParticipantInfo_State.JOINED;
     participant.send({
       case: 'join',
-      value: new JoinResponse({
-        room: this.toInfo(),
-        participant: participant.toInfo(),
-        otherParticipants: this.visibleParticipants(participant).map((p) => p.toInfo()),
-        serverVersion: SERVER_VERSION,
-        // As LiveKit: the publisher connection is primary for one that may not subscribe.
-        subscriberPrimary: participant.permission.canSubscribe,
-        // LiveKit's fast publish: the SDK negotiates its publisher connection at once and sends
-        // each later offer without its 150 ms debounce. LiveKit gives it to every publisher;
-        // here only agents get it (an avatar's tracks reach the room ~200 ms sooner). The SDKs
-        // first ask for /rtc/v1, which this server does not speak, and after that fallback their
-        // connect() waits for the publisher connection too: given to every publisher, one
-        // subscriber's join took 280-330 ms against 180, sixteen at once 6-10 s against 1.7 s.
-        fastPublish: participant.isAgent && participant.permission.canPublish,
-        enabledPublishCodecs: ENABLED_CODECS(),
-        pingInterval: PING_INTERVAL_S,
-        pingTimeout: PING_TIMEOUT_S,
-        clientConfiguration: this.clientConfiguration(),
-        serverInfo: new ServerInfo({
-          edition: ServerInfo_Edition.Standard,
-          version: SERVER_VERSION,
-          protocol: SERVER_PROTOCOL,
-          nodeId: this.context.nodeId,
-          region: 'local',
-        }),
-      }),
+      value: joinResponse(
+        this.toInfo(),
+        participant,
+        this.visibleParticipants(participant),
+        this.context.nodeId,
+      ),
     });
     this.broadcastParticipant(participant);
     if (participant.autoSubscribe && participant.permission.canSubscribe) {
@@ -247,47 +201,12 @@ export class Room extends EventEmitter<RoomEvents> {
   // ---- publishing -------------------------------------------------------------------------
 
   private attachPeers(participant: Participant): void {
-    const { ice } = this.context;
-    const trickle = (target: SignalTarget) => (candidateInit: string) =>
-      participant.send({ case: 'trickle', value: new TrickleRequest({ candidateInit, target }) });
-    participant.subscriber = new SubscriberPeer(
-      ice,
-      {
-        onCandidate: trickle(SignalTarget.SUBSCRIBER),
-        onOffer: (sdp, id) =>
-          participant.send({
-            case: 'offer',
-            value: new SessionDescription({ type: 'offer', sdp, id }),
-          }),
-        onStateChange: (state) => {
-          participant.log.debug({ state }, 'subscriber connection');
-          if (state === 'connected' && participant.permission.canSubscribe)
-            this.activate(participant);
-        },
-      },
-      participant.log,
-    );
-    participant.publisher = new PublisherPeer(
-      ice,
-      {
-        onCandidate: trickle(SignalTarget.PUBLISHER),
-        onTrack: (track, transceiver, trackId) => {
-          const published = trackFromMedia(participant, track, transceiver, trackId);
-          if (published) this.publish(participant, published);
-        },
-        onMediaEnded: (mid) => {
-          const track = [...participant.tracks.values()].find((t) => t.info.mid === mid);
-          if (track) this.unpublish(participant, track.sid);
-        },
-        onData: (label, data) => this.relayData(participant, data, label !== '_lossy'),
-        onStateChange: (state) => {
-          participant.log.debug({ state }, 'publisher connection');
-          if (state === 'connected' && !participant.permission.canSubscribe)
-            this.activate(participant);
-        },
-      },
-      participant.log,
-    );
+    attachPeers(participant, this.context.ice, {
+      published: (track) => this.publish(participant, track),
+      mediaEnded: (trackSid) => this.unpublish(participant, trackSid),
+      data: (data, reliable) => relayData(participant, data, reliable, this.participants.values()),
+      primaryConnected: () => this.activate(participant),
+    });
   }
 
   /** The participant's primary connection is up (LiveKit's JOINED -> ACTIVE). */
@@ -464,48 +383,5 @@ export class Room extends EventEmitter<RoomEvents> {
 
   private visibleParticipants(viewer: Participant): Participant[] {
     return [...this.participants.values()].filter((p) => p !== viewer && !p.hidden);
-  }
-
-  // ---- data -------------------------------------------------------------------------------
-
-  /** Relays a data packet from a participant's publisher data channel. */
-  relayData(sender: Participant, data: Buffer, reliable: boolean): void {
-    if (!sender.permission.canPublishData) return;
-    let packet: DataPacket;
-    try {
-      packet = DataPacket.fromBinary(data);
-    } catch (err) {
-      sender.log.debug({ err }, 'dropped undecodable data packet');
-      return;
-    }
-    // The sender is whoever owns the channel, whatever the packet claims.
-    packet.participantIdentity = sender.identity;
-    packet.participantSid = sender.sid;
-    if (packet.value.case === 'user') {
-      packet.value.value.participantIdentity = sender.identity;
-      packet.value.value.participantSid = sender.sid;
-    }
-    this.deliverData(packet, reliable, sender);
-  }
-
-  /**
-   * Delivers a packet to its destinations (identities or sids; everyone when none) other than
-   * the sender.
-   */
-  deliverData(packet: DataPacket, reliable: boolean, sender?: Participant): void {
-    const identities = new Set(packet.destinationIdentities);
-    const sids = new Set<string>();
-    if (packet.value.case === 'user') {
-      for (const identity of packet.value.value.destinationIdentities) identities.add(identity);
-      for (const sid of packet.value.value.destinationSids) sids.add(sid);
-    }
-    const everyone = identities.size === 0 && sids.size === 0;
-    const bytes = Buffer.from(packet.toBinary());
-    for (const participant of this.participants.values()) {
-      if (participant === sender || participant.isDisconnected) continue;
-      if (!everyone && !identities.has(participant.identity) && !sids.has(participant.sid))
-        continue;
-      participant.subscriber?.sendData(bytes, reliable);
-    }
   }
 }

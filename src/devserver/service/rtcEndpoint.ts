@@ -15,6 +15,7 @@ import { participantKindFromToken, permissionFromGrant } from './grants.js';
 import { rejectUpgrade, sendText } from './httpResponses.js';
 import { newId } from '../rtc/ids.js';
 import { Participant } from '../rtc/participant.js';
+import { clientConfiguration } from '../rtc/joinResponse.js';
 import type { Room } from '../rtc/room.js';
 import { RoomRegistry } from './roomRegistry.js';
 import { handleSignalRequest } from './signalHandler.js';
@@ -160,7 +161,7 @@ export class RtcEndpoint {
       case: 'reconnect',
       value: new ReconnectResponse({
         iceServers: [],
-        clientConfiguration: room.clientConfiguration(),
+        clientConfiguration: clientConfiguration(),
       }),
     });
     // What the server sent while the signal was lost (ICE candidates above all) follows.

@@ -24,6 +24,7 @@ import {
   UserPacket,
 } from '@livekit/protocol';
 import type { ClaimGrants } from 'livekit-server-sdk';
+import { deliverData } from '../../rtc/dataRelay.js';
 import type { Room } from '../../rtc/room.js';
 import type { RoomRegistry } from '../roomRegistry.js';
 import { TwirpError } from './twirpError.js';
@@ -147,7 +148,7 @@ export function roomService(rooms: RoomRegistry): TwirpService {
           }),
         },
       });
-      room.deliverData(packet, req.kind !== DataPacket_Kind.LOSSY);
+      deliverData(packet, req.kind !== DataPacket_Kind.LOSSY, room.participants.values());
       return new SendDataResponse();
     }),
 
