@@ -3,12 +3,8 @@ import {
   AudioFrame,
   DisconnectReason,
   AudioSource,
-  LocalAudioTrack,
-  LocalVideoTrack,
   Room,
   RoomEvent,
-  TrackPublishOptions,
-  TrackSource,
   VideoBufferType,
   VideoFrame,
   VideoSource,
@@ -31,7 +27,8 @@ import {
 } from '../mediaCore.js';
 import { AgentStateWatcher } from './agentStateWatcher.js';
 import { attachAvatarProtocol } from './avatarProtocol.js';
-import { rtcVideoCodec, type AvatarVideoCodec } from './avatarVideoCodec.js';
+import { publishAvatarTracks, tracksNotReceived } from './avatarTracks.js';
+import type { AvatarVideoCodec } from './avatarVideoCodec.js';
 import { mintAvatarToken } from './avatarToken.js';
 import { ChatPublisher } from './chatPublisher.js';
 import { PlayoutClock } from './playoutClock.js';
@@ -39,6 +36,7 @@ import { SpeechPlayer } from './speechPlayer.js';
 import { OUTPUT_RATE } from './utterance.js';
 import { audioUtterance, speechUtterance } from './utteranceSources.js';
 import { VideoLoop } from './videoLoop.js';
+import { withTimeout } from './withTimeout.js';
 
 export interface LiveKitMediaSessionOptions {
   spec: MediaSessionSpec;
@@ -62,7 +60,6 @@ export interface LiveKitMediaSessionOptions {
 
 /** The AudioSource's queue: short, so an interrupt is heard as silence quickly. */
 export const AUDIO_QUEUE_MS = 200;
-const VIDEO_MAX_BITRATE = 1_200_000n;
 
 /**
  * How the avatar joins: with two peer connections (publisher and subscriber), the mode every
@@ -289,60 +286,21 @@ export class LiveKitMediaSession implements MediaSession {
     step('connect_ms');
     this.agentState?.joined(this.room);
     attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
-    const local = this.room.localParticipant!;
-    // Both at once. Published one after the other, on a busy machine the video's renegotiation
-    // could be lost behind the audio's: the video then never reached the room (seen with the
-    // embedded server). The video is asked for first: with fast publish, rtc-node offers each
-    // track as the server accepts it, and a viewer already in the room gets the first one a round
-    // trip sooner (a viewer's first frame came about 20 ms sooner, median of 7); the audio is
-    // needed only from the first speech.
-    const [video, audio] = await Promise.all([
-      withTimeout(
-        local.publishTrack(
-          LocalVideoTrack.createVideoTrack('avatar-video', this.videoSource),
-          new TrackPublishOptions({
-            source: TrackSource.SOURCE_CAMERA,
-            simulcast: false,
-            videoCodec: rtcVideoCodec(this.options.videoCodec),
-            videoEncoding: {
-              maxBitrate: VIDEO_MAX_BITRATE,
-              maxFramerate: this.renderer.recommendedFps.active,
-            },
-          }),
-        ),
-        stageTimeoutMs,
-        'publishing the video track timed out',
-      ),
-      withTimeout(
-        local.publishTrack(
-          LocalAudioTrack.createAudioTrack('avatar-audio', this.audioSource),
-          new TrackPublishOptions({
-            source: TrackSource.SOURCE_MICROPHONE,
-            dtx: false,
-            red: false,
-          }),
-        ),
-        stageTimeoutMs,
-        'publishing the audio track timed out',
-      ),
-    ]);
+    const { video, audio } = await publishAvatarTracks(this.room.localParticipant!, {
+      videoSource: this.videoSource,
+      audioSource: this.audioSource,
+      videoCodec: this.options.videoCodec,
+      maxFramerate: this.renderer.recommendedFps.active,
+      stageTimeoutMs,
+    });
     step('publish_ms');
     // Frames flow while the server's view is checked, so that the first key frame is not held
     // back by the check (a failed start stops them with the rest of the session).
     const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
     this.video.start();
     if (!('token' in spec.livekit)) {
-      // rtc-node resolves a publication once the server announced the track, before the track
-      // is negotiated; under load it was seen to never send the offer for the second track (the
-      // server got the audio only, no error anywhere, and an agent waited for the avatar's video
-      // for good). The likely cause is in its debounced negotiation (rust-sdks'
-      // utils/debouncer.rs): a request that comes while the debounced offer is being made is
-      // accepted and never acted on. Servers that grant fast publish (LiveKit's, and the
-      // embedded one for agents) switch rtc-node to a queue that retries such a request after
-      // the answer; others do not. Publishing it again on the same connection did not help
-      // (rtc-node then timed out waiting for the server's answer it had been sent). So the start
-      // fails, and the create with it (503), rather than report a session without video; a
-      // retry joins afresh.
+      // The start fails, and the create with it (503), rather than report a session without
+      // video (see tracksNotReceived); a retry joins afresh.
       const missing = await tracksNotReceived(this.roomService(spec.livekit), spec, [
         audio.sid!,
         video.sid!,
@@ -391,57 +349,5 @@ export class LiveKitMediaSession implements MediaSession {
       this.options.agentAbsenceMs,
     );
     this.agentAbsence.unref();
-  }
-}
-
-/** How long the server may take to negotiate a published track before the start gives up. */
-const TRACK_ARRIVAL_MS = 5_000;
-/**
- * How often the start asks the server for the tracks it lists: first after 20 ms (each wait is
- * time the create's answer may sit idle after the tracks arrived; 50 ms cost 25 ms at the
- * median), then half as long again each time, to at most 250 ms, so that a track that never
- * comes costs the server about 25 requests rather than 250.
- */
-const TRACK_POLL_FIRST_MS = 20;
-const TRACK_POLL_MAX_MS = 250;
-
-/**
- * The tracks among `sids` that the server still does not list for the avatar after a while
- * (none when the server cannot be asked).
- */
-async function tracksNotReceived(
-  server: RoomServiceClient,
-  spec: MediaSessionSpec,
-  sids: string[],
-): Promise<string[]> {
-  const deadline = performance.now() + TRACK_ARRIVAL_MS;
-  let wait = TRACK_POLL_FIRST_MS;
-  for (;;) {
-    // A server that cannot be asked is not evidence of a lost track: nothing is published again.
-    let info;
-    try {
-      info = await server.getParticipant(spec.roomName, spec.agentIdentity);
-    } catch {
-      return [];
-    }
-    const received = new Set(info.tracks.map((t) => t.sid));
-    const missing = sids.filter((sid) => !received.has(sid));
-    if (missing.length === 0 || performance.now() > deadline) return missing;
-    await sleep(wait, undefined, { ref: false });
-    wait = Math.min(wait * 1.5, TRACK_POLL_MAX_MS);
-  }
-}
-
-async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
