@@ -1,3 +1,5 @@
+// One piece at about 400 lines: AvatarSession's start, the outputs it installs and its close
+// share one set of private state (the session, the abort, the queue, what close must undo).
 import { randomBytes } from 'node:crypto';
 import { getJobContext, voice } from '@livekit/agents';
 import { type Room, TrackKind } from '@livekit/rtc-node';
