@@ -87,7 +87,7 @@ export class ProcessPoolMediaCore implements MediaCore {
   /** Starts every worker at once and resolves when all are ready. */
   static async create(o: ProcessPoolOptions): Promise<ProcessPoolMediaCore> {
     if (!Number.isInteger(o.workers) || o.workers < 1) {
-      throw new Error(`a worker pool needs at least one worker (got ${o.workers})`);
+      throw new Error(`a process pool needs at least one media process (got ${o.workers})`);
     }
     const pool = new ProcessPoolMediaCore(o);
     // The first worker prepares the avatars (drawing and caching them on a first start); the

@@ -16,7 +16,7 @@ import { AvatarClient } from './avatarClient.js';
 export interface MediaStack {
   livekit: DevServer;
   visage: TestServer;
-  /** The media core the Visage server runs its avatars with (in process, or a worker pool). */
+  /** The media core the Visage server runs its avatars with (in process, or in media processes). */
   media: LiveKitMediaCore | ProcessPoolMediaCore;
   /** The LiveKit API key and secret both servers use. */
   apiKey: string;
