@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
   CreateAdmission,
@@ -19,7 +20,7 @@ async function admitted(a: CreateAdmission, key: string, cap: number, hash?: str
 /** Whether `p` is still pending after the microtasks queued so far ran. */
 async function pending(p: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');
-  return (await Promise.race([p, new Promise((r) => setTimeout(() => r(marker), 0))])) === marker;
+  return (await Promise.race([p, sleep(0, marker)])) === marker;
 }
 
 describe('CreateAdmission', () => {
