@@ -22,6 +22,7 @@ import {
   createdSessionSchema,
   fileSchema,
   healthSchema,
+  readinessSchema,
   interruptResultSchema,
   listSchema,
   participantTokenSchema,
@@ -290,10 +291,19 @@ export const ENDPOINTS = {
   health: {
     method: 'GET',
     path: '/healthz',
-    summary: 'Liveness.',
+    summary: 'Liveness: the process is up and its event loop answers. From memory, never waits.',
     status: 200,
     auth: false,
     response: healthSchema,
+  },
+  readiness: {
+    method: 'GET',
+    path: '/readyz',
+    summary:
+      'Readiness: the node takes new sessions and its database answers within a second; 503 when not.',
+    status: 200,
+    auth: false,
+    response: readinessSchema,
   },
 } as const satisfies Record<string, EndpointSpec>;
 

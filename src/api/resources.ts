@@ -119,6 +119,10 @@ export const healthSchema = z
   .object({ status: z.literal('ok'), version: z.string(), media: z.string() })
   .meta({ id: 'Health' });
 
+export const readinessSchema = z
+  .object({ status: z.literal('ready'), version: z.string(), media: z.string() })
+  .meta({ id: 'Readiness' });
+
 export function listSchema<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), has_more: z.boolean() });
 }
@@ -132,6 +136,7 @@ export type UtteranceAccepted = z.infer<typeof utteranceAcceptedSchema>;
 export type InterruptResult = z.infer<typeof interruptResultSchema>;
 export type ParticipantToken = z.infer<typeof participantTokenSchema>;
 export type Health = z.infer<typeof healthSchema>;
+export type Readiness = z.infer<typeof readinessSchema>;
 export interface List<T> {
   data: T[];
   has_more: boolean;

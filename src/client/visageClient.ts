@@ -14,6 +14,7 @@ import type {
   ListQuery,
   ListSessionsQuery,
   ParticipantToken,
+  Readiness,
   Session,
   UtteranceAccepted,
   Voice,
@@ -233,8 +234,17 @@ export class VisageClient {
       this.sessionCall<object>({ ...route('deleteSession', id), options }),
   };
 
+  /** Liveness: the process is up (`GET /healthz`). */
   health(options?: RequestOptions): Promise<Health> {
     return this.call({ ...route('health'), options });
+  }
+
+  /**
+   * Readiness (`GET /readyz`): the node takes new sessions and its database answers. Throws
+   * VisageApiError (503 `database_unavailable` or `media_unavailable`) when it is not ready.
+   */
+  readiness(options?: RequestOptions): Promise<Readiness> {
+    return this.call({ ...route('readiness'), options });
   }
 
   private async sessionCall<T extends object>(call: Call): Promise<WithConcurrency<T>> {

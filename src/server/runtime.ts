@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { AVATAR_CATALOGUE } from '../media/avatarCatalogue.js';
 import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
@@ -10,7 +9,9 @@ import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './admin/adminSocket.js';
 import { Cluster } from './cluster/cluster.js';
-import { createApp } from './http/app.js';
+import { createApp, type AppDeps } from './http/app.js';
+import { frontDoor } from './http/frontDoor.js';
+import { readinessCheck } from './http/readiness.js';
 import { AvatarBuilder } from './assets/avatarBuilder.js';
 import type { ServerConfig } from './config.js';
 import { acquireDataDirLock } from './admin/dataDirLock.js';
@@ -172,7 +173,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     });
     if (config.allowPrivateUrls)
       log.warn('VISAGE_ALLOW_PRIVATE_URLS=1: voice and LiveKit URLs may be private');
-    const app = createApp({
+    const appDeps: AppDeps = {
       store,
       sessions,
       files,
@@ -183,9 +184,13 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       limits: config.limits,
       version: config.version,
       mediaKind: media.kind,
+      readiness: readinessCheck({
+        draining: () => closing !== undefined,
+        ping: () => opened.ping(),
+      }),
       log,
-    });
-    const http = createServer(getRequestListener(app.fetch));
+    };
+    const http = createServer(frontDoor(createApp(appDeps), appDeps));
     answerParserErrors(http, log);
     await listen(http, config.port, config.host);
     const admin = shared

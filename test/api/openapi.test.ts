@@ -89,6 +89,7 @@ describe('real answers of every endpoint', () => {
     ) => oa.check(method, template, await server.call(method, path, init));
 
     await oa.check('GET', '/healthz', await server.call('GET', '/healthz', { auth: null }));
+    await oa.check('GET', '/readyz', await server.call('GET', '/readyz', { auth: null }));
     await oa.check(
       'GET',
       '/v1/openapi.json',
@@ -251,6 +252,7 @@ same<Same<Answer<VisageClient['sessions']['interrupt']>, Json<'/v1/sessions/{id}
 same<Same<Answer<VisageClient['sessions']['setWaiting']>, Json<'/v1/sessions/{id}/waiting_state', 'post', 200>>>();
 same<Same<Answer<VisageClient['sessions']['participantToken']>, Json<'/v1/sessions/{id}/participant_token', 'post', 200>>>();
 same<Same<Answer<VisageClient['health']>, Json<'/healthz', 'get', 200>>>();
+same<Same<Answer<VisageClient['readiness']>, Json<'/readyz', 'get', 200>>>();
 same<Same<CreateSessionRequest, Body<'/v1/sessions', 'post'>>>();
 same<Same<CreateVoiceRequest, Body<'/v1/voices', 'post'>>>();
 same<Same<Parameters<VisageClient['sessions']['create']>[0], S['CreateSessionRequest']>>();

@@ -74,6 +74,11 @@ export class Store {
       : Store.openEmbedded(options.dataDir);
   }
 
+  /** Resolves once the database answers a trivial query (readiness). */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
   /**
    * Applies the missing migrations (migrate.ts: each in its own transaction under an advisory
    * lock, so nodes starting at once against one PostgreSQL wait for each other, and the later

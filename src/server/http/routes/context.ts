@@ -20,6 +20,8 @@ export interface AppDeps {
   limits: Limits;
   version: string;
   mediaKind: string;
+  /** Resolves when the node is ready for new sessions; throws the ApiError that says why not. */
+  readiness: () => Promise<void>;
   log: Logger;
 }
 
