@@ -20,7 +20,7 @@ import {
   VideoStream,
   type RemoteTrack,
 } from '@livekit/rtc-node';
-import { publishMovingBar, publishSine, token } from '../test/devserver/harness.js';
+import { publishMovingBar, publishSine, token } from '../test/devserver/publishers.js';
 import { QUICK, recordFigures } from './support/figures.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;

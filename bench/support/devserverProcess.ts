@@ -3,7 +3,7 @@
 // bench/devserver.bench.ts with an IPC channel: it answers `cpu` with its process CPU time.
 import { pino } from 'pino';
 import { startDevServer } from '../../src/devserver/index.js';
-import { API_KEY, API_SECRET } from '../../test/devserver/harness.js';
+import { API_KEY, API_SECRET } from '../../test/devserver/publishers.js';
 
 const address = process.argv[2];
 if (!address || !process.send) throw new Error('fork me with the namespace address');
