@@ -23,9 +23,12 @@ import {
   burstFigures,
   createBurst,
   floorBurst,
+  insideFigures,
   printBurst,
+  printInside,
   type BurstResult,
 } from './support/createBurst.js';
+import type { NodeRecord } from './support/burstNode.js';
 import { QUICK, median, recordFigures } from './support/figures.js';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
 
@@ -55,8 +58,8 @@ const child = spawn(
   ],
   { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
 );
-const ready = (await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next())
-  .value as string | undefined;
+const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+const ready = (await lines.next()).value as string | undefined;
 if (!ready) throw new Error('the node exited before it was ready');
 const node = JSON.parse(ready) as { apiUrl: string; secrets: string[] };
 try {
@@ -81,8 +84,12 @@ try {
   }
 
   const results: BurstResult[] = [];
+  const inside: NodeRecord[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    child.stdin!.write('start\n');
     const r = await createBurst({ nodes: [node.apiUrl], secrets, creates: CREATES });
+    child.stdin!.write('report\n');
+    inside.push(JSON.parse((await lines.next()).value as string) as NodeRecord);
     if (r.created.length !== KEYS * CAP || Object.keys(r.otherStatuses).length > 0) {
       throw new Error(
         `the cap did not hold: ${r.created.length} created, others ${JSON.stringify(r.otherStatuses)}`,
@@ -96,7 +103,14 @@ try {
     `\n${CREATES} creates at once against ${KEYS} keys with a cap of ${CAP}, one node (embedded database), ${ROUNDS} burst(s); a create alone: ${median(alone).toFixed(0)} ms (median of 3)`,
   );
   printBurst(BURST_BEFORE.embedded, now, results, floor);
-  await recordFigures('burst', { embedded: now, floor, createAloneMs: median(alone) });
+  const seenInside = insideFigures(inside);
+  printInside(seenInside);
+  await recordFigures('burst', {
+    embedded: now,
+    floor,
+    inside: node,
+    createAloneMs: median(alone),
+  });
 } finally {
   child.stdin!.write('quit\n');
   await once(child, 'exit');

@@ -2,23 +2,60 @@
  * The node of the burst bench (bench/burst.bench.ts), in its own process as `visage dev` runs:
  * the embedded database, the embedded LiveKit server in its own process on the namespace
  * address (argv[2]), the real media core in one worker process. Creates argv[3] keys with a cap
- * of argv[4] and prints one JSON line (the API's URL and the keys' secrets); stops on "quit".
+ * of argv[4] and prints one JSON line (the API's URL and the keys' secrets). Then, on stdin:
+ * `start` begins a burst's record and `report` prints it as one JSON line (NodeRecord); `quit`
+ * stops it.
+ *
+ * The record is what the node itself saw: each request's time inside the node, from its own
+ * request log lines (the `ms` of each, from the moment the listener had the request to its
+ * answer), and how late its event loop ran (perf_hooks' event-loop delay). Beside the latencies
+ * the caller measures, they say how much of a latency is the node's and how much is the machine's
+ * and the client's (the floor).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { destination, pino } from 'pino';
+import { pino } from 'pino';
 import { startBenchLivekit } from './benchLivekit.js';
 import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
+/** What the node saw of one burst. */
+export interface NodeRecord {
+  /** Milliseconds inside the node of each request, by its answer's status (`/healthz` apart). */
+  byStatus: Record<string, number[]>;
+  health: number[];
+  /** How late the event loop ran during the burst, in milliseconds. */
+  loopDelay: { p50: number; p99: number; max: number };
+}
+
 const address = process.argv[2]!;
 const keyCount = Number(process.argv[3]);
 const cap = Number(process.argv[4]);
-// Warnings and worse, to stderr: stdout is the answer channel to the bench.
-const log = pino({ level: 'warn' }, destination(2));
+
+let record: NodeRecord = { byStatus: {}, health: [], loopDelay: { p50: 0, p99: 0, max: 0 } };
+// The request lines are kept (info); warnings and worse go to stderr: stdout answers the bench.
+const log = pino(
+  { level: 'info' },
+  {
+    write(line: string) {
+      const entry = JSON.parse(line) as {
+        level: number;
+        msg?: string;
+        path?: string;
+        status?: number;
+        ms?: number;
+      };
+      if (entry.msg === 'request' && entry.ms !== undefined) {
+        if (entry.path === '/healthz') record.health.push(entry.ms);
+        else (record.byStatus[String(entry.status)] ??= []).push(entry.ms);
+      } else if (entry.level >= 40) process.stderr.write(line);
+    },
+  },
+);
 const lk = await startBenchLivekit(address);
 const livekit = lk.process;
 const server = await startVisage(
@@ -42,7 +79,23 @@ for (let i = 0; i < keyCount; i++) {
   secrets.push((await keyAdmin.create(server.store, `burst-${i}`, cap)).secret);
 }
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secrets })}\n`);
-for await (const line of createInterface({ input: process.stdin })) if (line === 'quit') break;
+const delay = monitorEventLoopDelay({ resolution: 5 });
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'start') {
+    record = { byStatus: {}, health: [], loopDelay: { p50: 0, p99: 0, max: 0 } };
+    delay.reset();
+    delay.enable();
+  } else if (line === 'report') {
+    delay.disable();
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    record.loopDelay = {
+      p50: ms(delay.percentile(50)),
+      p99: ms(delay.percentile(99)),
+      max: ms(delay.max),
+    };
+    process.stdout.write(`${JSON.stringify(record)}\n`);
+  } else if (line === 'quit') break;
+}
 await server.close();
 await livekit.close();
 process.exit(0);

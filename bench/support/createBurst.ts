@@ -233,3 +233,42 @@ export function printBurst(
     'the whole burst, p50': row(null, (f) => f.wallP50Ms),
   });
 }
+
+/** What the node saw of its bursts (bench/support/burstNode.ts): its own share of each latency. */
+export function insideFigures(
+  records: {
+    byStatus: Record<string, number[]>;
+    health: number[];
+    loopDelay: { p99: number; max: number };
+  }[],
+) {
+  const all = (status: string) => records.flatMap((r) => r.byStatus[status] ?? []);
+  const health = records.flatMap((r) => r.health);
+  return {
+    refusedP50Ms: percentile(all('429'), 50),
+    refusedP99Ms: percentile(all('429'), 99),
+    createdP50Ms: percentile(all('201'), 50),
+    healthP99Ms: percentile(health, 99),
+    loopDelayP99Ms: Math.max(...records.map((r) => r.loopDelay.p99)),
+    loopDelayMaxMs: Math.max(...records.map((r) => r.loopDelay.max)),
+  };
+}
+export type InsideFigures = ReturnType<typeof insideFigures>;
+
+/**
+ * The node's own share: each request's time from the moment its listener had it to its answer
+ * (its request log line), and how late its event loop ran. The rest of a latency above is the
+ * wait before the node read the request (the event loop, the machine, the client: see the floor).
+ */
+export function printInside(f: InsideFigures): void {
+  const ms = (x: number) => (Number.isNaN(x) ? '—' : `${x.toFixed(1)} ms`);
+  console.log('inside the node (its request log and its event loop), over the same bursts:');
+  console.table({
+    '429, p50': { 'inside the node': ms(f.refusedP50Ms) },
+    '429, p99': { 'inside the node': ms(f.refusedP99Ms) },
+    '/healthz, p99': { 'inside the node': ms(f.healthP99Ms) },
+    '201 (created), p50': { 'inside the node': ms(f.createdP50Ms) },
+    'event loop delay, p99': { 'inside the node': ms(f.loopDelayP99Ms) },
+    'event loop delay, max': { 'inside the node': ms(f.loopDelayMaxMs) },
+  });
+}
