@@ -4,6 +4,7 @@ import type { Hono } from 'hono';
 import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
 import type { Logger } from 'pino';
 import { hashSecret } from '../store/store.js';
+import { apiErrorOf } from './apiError.js';
 import { secretOf } from './authenticate.js';
 import { errorEnvelope } from './errorResponse.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
@@ -38,7 +39,7 @@ export function frontDoor(
         // The body is not needed: read and dropped, so that the connection can carry the next.
         req.resume();
         const requestId = newId(ID_PREFIXES.request);
-        const { status, headers, body } = errorEnvelope(refusal, requestId);
+        const { status, headers, body } = errorEnvelope(apiErrorOf(refusal), requestId);
         answer({ req, res, started, log: deps.log }, status, headers, body, requestId);
         return;
       }
