@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import {
   nodeChannel,
@@ -220,7 +221,7 @@ export class Cluster {
         );
         said = true;
       }
-      await new Promise((r) => setTimeout(r, this.timing.heartbeatMs / 2));
+      await sleep(this.timing.heartbeatMs / 2);
     }
   }
 
