@@ -40,6 +40,7 @@ export interface BurstResult {
 /** The health prober: a loop in a worker thread, reporting each probe's round trip. */
 const PROBER = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { setTimeout: sleep } = require('node:timers/promises');
 let stopped = false;
 parentPort.on('message', () => { stopped = true; });
 (async () => {
