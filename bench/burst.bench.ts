@@ -87,9 +87,16 @@ try {
   const inside: NodeRecord[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     child.stdin!.write('start\n');
-    const r = await createBurst({ nodes: [node.apiUrl], secrets, creates: CREATES });
-    child.stdin!.write('report\n');
-    inside.push(JSON.parse((await lines.next()).value as string) as NodeRecord);
+    const r = await createBurst({
+      nodes: [node.apiUrl],
+      secrets,
+      creates: CREATES,
+      // The node's record of the burst, before the deletes that follow it.
+      answered: async () => {
+        child.stdin!.write('report\n');
+        inside.push(JSON.parse((await lines.next()).value as string) as NodeRecord);
+      },
+    });
     if (r.created.length !== KEYS * CAP || Object.keys(r.otherStatuses).length > 0) {
       throw new Error(
         `the cap did not hold: ${r.created.length} created, others ${JSON.stringify(r.otherStatuses)}`,
@@ -117,6 +124,9 @@ try {
   );
   const seenInside = insideFigures(inside);
   printInside(seenInside);
+  console.log(
+    `event loop delay at most, burst by burst: ${inside.map((r) => `${r.loopDelay.max.toFixed(0)} ms`).join(', ')}`,
+  );
   await recordFigures('burst', {
     embedded: now,
     floor,

@@ -21,6 +21,8 @@ export interface BurstOptions {
   /** One secret per key; creates go to them in turn. */
   secrets: string[];
   creates: number;
+  /** Called once every create has answered, before the sessions created are deleted. */
+  answered?: () => Promise<void>;
 }
 
 export interface BurstResult {
@@ -98,6 +100,7 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
   prober.postMessage('stop');
   await probed;
   await prober.terminate();
+  await o.answered?.();
   for (const a of answers) {
     if (a.status !== 201 || !a.id) continue;
     const res = await fetch(`${a.node}/v1/sessions/${a.id}`, {

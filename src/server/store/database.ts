@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 
 /**
@@ -29,31 +30,74 @@ export interface Database extends Executor {
   close(): Promise<void>;
 }
 
-/** Opens (creating on first use) the embedded database under `<dataDir>/db`. */
+/**
+ * Opens (creating on first use) the embedded database under `<dataDir>/db`.
+ *
+ * PGlite runs each statement synchronously, in this thread, and its promises resolve at once: a
+ * queue of statements (a burst of creates, each a transaction of several) would run back to back
+ * in one turn of the event loop, for hundreds of milliseconds, with every request and `/healthz`
+ * waiting behind it (measured: bench/burst.bench.ts). So statements take turns (EventLoopTurns):
+ * one statement or one transaction at a time, as PGlite's single connection runs them anyway;
+ * once they have held the event loop for EVENT_LOOP_SLICE_MS, the next statement (also within a
+ * transaction) waits for the next turn of the loop. The loop is then held for about a slice and
+ * one statement at most.
+ */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   const pg = new PGlite(join(dataDir, 'db'));
   await pg.waitReady;
+  const turns = new EventLoopTurns();
   return {
     kind: 'embedded',
-    query: async <T>(sql: string, params: unknown[] = []) => {
-      const r = await pg.query<T>(sql, params);
-      return { rows: r.rows };
-    },
+    query: <T>(sql: string, params: unknown[] = []) =>
+      turns.take(async () => ({ rows: (await pg.query<T>(sql, params)).rows })),
     transaction: (fn) =>
-      pg.transaction((tx) =>
-        fn({
-          query: async <T>(sql: string, params: unknown[] = []) => ({
-            rows: (await tx.query<T>(sql, params)).rows,
+      turns.take(() =>
+        pg.transaction((tx) =>
+          fn({
+            query: async <T>(sql: string, params: unknown[] = []) => {
+              await turns.yieldIfLong();
+              return { rows: (await tx.query<T>(sql, params)).rows };
+            },
+            exec: async (sql) => {
+              await turns.yieldIfLong();
+              await tx.exec(sql);
+            },
           }),
-          exec: async (sql) => {
-            await tx.exec(sql);
-          },
-        }),
+        ),
       ),
-    exec: async (sql) => {
-      await pg.exec(sql);
-    },
-    close: () => pg.close(),
+    exec: (sql) =>
+      turns.take(async () => {
+        await pg.exec(sql);
+      }),
+    close: () => turns.take(() => pg.close()),
   };
 }
+
+/**
+ * Work that runs one piece at a time, in arrival order. Pieces run back to back for at most
+ * `sliceMs`; the next one then starts in a later turn of the event loop, so that I/O, timers
+ * and other requests run in between.
+ */
+export class EventLoopTurns {
+  private last: Promise<unknown> = Promise.resolve();
+  private sliceStarted = performance.now();
+
+  constructor(private readonly sliceMs = EVENT_LOOP_SLICE_MS) {}
+
+  take<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.last.then(() => this.yieldIfLong()).then(work);
+    this.last = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Resolves at once within a slice, else in the next turn of the event loop (a new slice). */
+  async yieldIfLong(): Promise<void> {
+    if (performance.now() - this.sliceStarted < this.sliceMs) return;
+    await nextTurn();
+    this.sliceStarted = performance.now();
+  }
+}
+
+/** How long the embedded database's statements may hold the event loop before it yields. */
+export const EVENT_LOOP_SLICE_MS = 10;
