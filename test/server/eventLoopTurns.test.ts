@@ -1,0 +1,76 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, inject, it } from 'vitest';
+import { EventLoopTurns, openEmbeddedDatabase } from '../../src/server/store/database.js';
+import { copyTemplate } from './templateDatabase.js';
+
+/**
+ * The embedded database runs its statements in this thread, and PGlite's promises resolve at
+ * once: without turns, a queue of statements runs in one go and every request waits behind it
+ * (issue 34: /healthz took seconds during a burst of creates).
+ */
+describe('the embedded database and the event loop', () => {
+  it('lets the event loop turn while a long queue of statements drains', async () => {
+    const db = await openEmbeddedDatabase(copyTemplate(inject('dbTemplate')));
+    try {
+      let done = 0;
+      const queue = Array.from({ length: 1000 }, (_, i) =>
+        db.query<{ n: number }>('SELECT $1::int AS n', [i]).then((r) => {
+          done++;
+          return r.rows[0]!.n;
+        }),
+      );
+      // A request arriving now is served while the queue drains, not after it.
+      await nextTurn();
+      expect(done).toBeLessThan(1000);
+      expect(await Promise.all(queue)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('keeps a transaction whole and in order while it yields', async () => {
+    const db = await openEmbeddedDatabase(copyTemplate(inject('dbTemplate')));
+    try {
+      await db.exec('CREATE TEMP TABLE turns (n int)');
+      const tx = db.transaction(async (t) => {
+        for (let i = 0; i < 300; i++) await t.query('INSERT INTO turns VALUES ($1)', [i]);
+        return (await t.query<{ c: number }>('SELECT count(*)::int AS c FROM turns')).rows[0]!.c;
+      });
+      // A statement sent meanwhile runs after the transaction, never inside it.
+      const after = db.query<{ c: number }>('SELECT count(*)::int AS c FROM turns');
+      expect(await tx).toBe(300);
+      expect((await after).rows[0]!.c).toBe(300);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('EventLoopTurns', () => {
+  it('runs pieces one at a time in order, and yields to the loop once a slice is spent', async () => {
+    const order: string[] = [];
+    const turns = new EventLoopTurns(0); // every piece in a turn of its own
+    const pieces = [1, 2, 3].map((n) =>
+      turns.take(async () => {
+        order.push(`piece ${n}`);
+        await Promise.resolve();
+        return n;
+      }),
+    );
+    setImmediate(() => order.push('other work'));
+    expect(await Promise.all(pieces)).toEqual([1, 2, 3]);
+    expect(order.indexOf('other work')).toBeGreaterThan(-1);
+    expect(order.indexOf('other work')).toBeLessThan(order.indexOf('piece 3'));
+  });
+
+  it('runs pieces back to back within a slice, and a failed piece does not stop the next', async () => {
+    const order: string[] = [];
+    const turns = new EventLoopTurns(60_000);
+    const failing = turns.take(() => Promise.reject(new Error('bad statement')));
+    const next = turns.take(async () => order.push('next'));
+    setImmediate(() => order.push('other work'));
+    await expect(failing).rejects.toThrow('bad statement');
+    await next;
+    expect(order[0]).toBe('next');
+  });
+});
