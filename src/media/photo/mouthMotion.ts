@@ -31,6 +31,14 @@ const OPENING_SCALE = 0.6;
  * further from the hinge than the lower teeth and lip, travels further.
  */
 const CHIN_SHARE = 1.3;
+/**
+ * The chin drops at most this share of the nose-to-chin height, and at least as far as the lower
+ * lip. The shapes are scaled by the mouth's width; on a wide mouth over a short lower face (a
+ * smile, a face seen a little from above) CHIN_SHARE would drop the chin by a third of that
+ * height or more, and the face would lengthen into someone else's. The astronaut's widest jaw
+ * is 0.19.
+ */
+const MAX_JAW_SHARE = 0.25;
 /** The upper lip (and the upper teeth with it) takes at most this share of an opening. */
 const MAX_UPPER_SHARE = 0.15;
 /** Lips closing over what the photo shows between them: the upper lip's share of the way. */
@@ -104,6 +112,7 @@ export function mouthPose(
   const a = Math.min(1, Math.max(0, amount));
   const k = rest.halfWidth / CATALOGUE_HALF_WIDTH;
   const hw = rest.halfWidth;
+  const chinV = rest.jaw.find((j) => j.index === 8)?.v ?? rest.noseBase;
   const relax = smileRelax(full.smile) * a;
   const widen =
     (shape.halfWidth / REST.halfWidth) * (1 - SMILE_NARROWING * relax * photoSmileShare(rest));
@@ -211,7 +220,11 @@ export function mouthPose(
       });
     }
   }
-  const jawDrop = Math.min(maxJawDrop, Math.max(0, lowerDrop) * CHIN_SHARE);
+  const lipDrop = Math.max(0, lowerDrop);
+  const jawDrop = Math.min(
+    maxJawDrop,
+    Math.max(lipDrop, Math.min(lipDrop * CHIN_SHARE, MAX_JAW_SHARE * (chinV - rest.noseBase))),
+  );
   for (const j of rest.jaw) {
     points.push({
       from: { u: j.u, v: j.v },
