@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startTestServer, unknownSecret, unknownSessionId, type TestServer } from './testServer.js';
@@ -681,6 +680,9 @@ describe('concurrency cap', () => {
 
 describe('idle timeout and request rate', () => {
   it('ends an idle session and frees its slot when the timeout fires', async () => {
+    // The session's timers run on a fake clock (timerClock): the timeout is the behaviour
+    // under test, not a wall-clock wait.
+    const clock = timerClock();
     const k = await server.newKey(1);
     const { body } = await createSession({ idle_timeout_seconds: 5 }, k.secret);
     expect((await createSession({}, k.secret)).res.status).toBe(429);
@@ -688,13 +690,18 @@ describe('idle timeout and request rate', () => {
       (await (
         await server.call('GET', `/v1/sessions/${body.session_id}`, { auth: k.secret })
       ).json()) as { status: string; end_reason: string | null };
-    await sleep(4_000);
-    expect((await session()).status).toBe('active'); // not before its 5 s
-    // Ended once the timeout fired (polled: a busy machine may fire the timer late).
-    await expect.poll(session, { timeout: 15_000, interval: 250 }).toMatchObject({
-      status: 'ended',
-      end_reason: 'idle_timeout',
-    });
+    try {
+      await clock.advance(4_000);
+      expect((await session()).status).toBe('active'); // not before its 5 s
+      await clock.advance(1_500);
+      // Ended once the timeout fired (polled: the end is written to the database).
+      await expect.poll(session, { timeout: 15_000, interval: 50 }).toMatchObject({
+        status: 'ended',
+        end_reason: 'idle_timeout',
+      });
+    } finally {
+      clock.restore();
+    }
     const next = await createSession({}, k.secret);
     expect(next.res.status).toBe(201);
     await server.call('DELETE', `/v1/sessions/${next.body.session_id}`, { auth: k.secret });
@@ -719,6 +726,7 @@ describe('idle timeout and request rate', () => {
 describe('maximum session length', () => {
   it('ends even a parked session (exempt from the idle timeout) when the maximum length is reached', async () => {
     const short = await startTestServer({ limits: { maxDurationSeconds: 8 } });
+    const clock = timerClock();
     try {
       const res = await short.call('POST', '/v1/sessions', {
         json: { avatar_id: AVATAR.avatarId, mode: 'video', idle_timeout_seconds: 5 },
@@ -731,20 +739,35 @@ describe('maximum session length', () => {
       await short.call('POST', `/v1/sessions/${session_id}/waiting_state`, {
         json: { waiting: true },
       });
-      await sleep(6_000);
+      await clock.advance(6_000);
       const parked = (await (await short.call('GET', `/v1/sessions/${session_id}`)).json()) as {
         status: string;
       };
       expect(parked.status).toBe('waiting');
-      // Ended at 8 s (polled: a busy machine may fire the timer late).
+      await clock.advance(2_500);
+      // Ended at 8 s (polled: the end is written to the database).
       await expect
         .poll(async () => (await short.call('GET', `/v1/sessions/${session_id}`)).json(), {
           timeout: 15_000,
-          interval: 250,
+          interval: 50,
         })
         .toMatchObject({ status: 'ended', end_reason: 'max_duration' });
     } finally {
+      clock.restore();
       await short.close();
     }
   }, 30_000);
 });
+
+/**
+ * A fake clock for the timers a test's sessions set from now on (`setTimeout`, as the idle and
+ * maximum-length timers use): `advance` moves it on. Only those two functions are faked, and the
+ * fake clock also moves with real time, so that I/O, the database and the HTTP calls carry on.
+ */
+function timerClock() {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+  return {
+    advance: (ms: number) => vi.advanceTimersByTimeAsync(ms),
+    restore: () => vi.useRealTimers(),
+  };
+}
