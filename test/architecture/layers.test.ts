@@ -132,6 +132,26 @@ describe('the layering of src/', () => {
 });
 
 /**
+ * Inside src/server, the domain (sessions, assets, the store, the cluster, administration)
+ * throws its own typed errors (sessions/sessionErrors.ts, assets/assetError.ts); only the HTTP
+ * edge (src/server/http) turns them into answers. So nothing of the domain imports the edge.
+ */
+describe('the server domain and its HTTP edge', () => {
+  const DOMAIN = ['sessions', 'assets', 'store', 'cluster', 'admin'];
+  const edge = join(SRC, 'server/http');
+
+  it('no module of the domain imports src/server/http', () => {
+    const found = DOMAIN.flatMap((folder) => sourceFiles(join(SRC, 'server', folder))).flatMap(
+      (file) =>
+        relativeImports(file)
+          .filter((t) => t.startsWith(`${edge}/`))
+          .map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
+/**
  * src/api + src/client and src/plugin are also published on their own, under a permissive
  * licence and without the service's dependencies: packages/client and packages/livekit-plugin
  * bundle them. So they may import only what those packages hold and declare.

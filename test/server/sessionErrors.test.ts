@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AssetError } from '../../src/server/assets/assetError.js';
 import { apiErrorOf } from '../../src/server/http/apiError.js';
 import { errorReply, resultOf } from '../../src/server/sessions/routing/sessionCommand.js';
 import {
@@ -12,7 +13,7 @@ import {
 } from '../../src/server/sessions/sessionErrors.js';
 
 /** What the error envelope and the headers of an answer are made of. */
-const answer = (err: SessionError) => {
+const answer = (err: SessionError | AssetError) => {
   const e = apiErrorOf(err);
   return { status: e.status, type: e.type, code: e.code, message: e.message, ...e.options };
 };
@@ -55,6 +56,45 @@ describe('the session domain errors at the HTTP edge', () => {
       code: 'platform_busy',
       message: 'The platform is at capacity; retry shortly.',
       headers: { 'x-service-concurrent-sessions': '8' },
+    });
+  });
+});
+
+describe('the errors of the asset side at the HTTP edge', () => {
+  it('keep code, message and param; a busy builder says when to retry', () => {
+    expect(
+      answer(new AssetError('url_not_allowed', 'The url points to a non-public address.', 'url')),
+    ).toEqual({
+      status: 400,
+      type: 'invalid_request',
+      code: 'url_not_allowed',
+      message: 'The url points to a non-public address.',
+      param: 'url',
+    });
+    expect(
+      answer(
+        new AssetError(
+          'platform_busy',
+          'The avatar builder is busy; retry shortly.',
+          undefined,
+          10,
+        ),
+      ),
+    ).toEqual({
+      status: 429,
+      type: 'rate_limit',
+      code: 'platform_busy',
+      message: 'The avatar builder is busy; retry shortly.',
+      headers: { 'retry-after': '10' },
+    });
+  });
+
+  it('cross nodes with their code (an /audio payload that does not decode)', () => {
+    const sent = new AssetError('unreadable_audio', 'The audio could not be decoded.');
+    expect(errorReply(sent).error).toEqual({
+      code: 'unreadable_audio',
+      message: 'The audio could not be decoded.',
+      param: undefined,
     });
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { lookup as dnsLookup } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/server/http/apiError.js';
+import { AssetError } from '../../src/server/assets/assetError.js';
 import { isPublicAddress } from '../../src/server/assets/publicAddress.js';
 import { UrlFetcher } from '../../src/server/assets/urlFetcher.js';
 
@@ -68,8 +68,8 @@ describe('UrlFetcher', () => {
     const f = fetcher();
     requests.length = 0;
     const err = await f.fetch(`http://public.test:${port}/to-private`).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe('url_not_allowed');
+    expect(err).toBeInstanceOf(AssetError);
+    expect((err as AssetError).code).toBe('url_not_allowed');
     // The private hop was never contacted.
     expect(requests).toEqual([`public.test:${port}/to-private`]);
     await f.close();

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CAPACITY_RETRY_AFTER_SECONDS, HEADERS } from '../../api/index.js';
+import { CAPACITY_RETRY_AFTER_SECONDS } from '../../api/index.js';
 import {
   buildPhotoAvatar,
   DEFAULT_FACE_LIMITS,
@@ -7,7 +7,7 @@ import {
   type PhotoBuildOutput,
   type PhotoBuildStage,
 } from '../../media/photo/index.js';
-import { ApiError } from '../http/apiError.js';
+import { AssetError } from './assetError.js';
 import type { Limits } from '../config.js';
 
 /** How often a build that is still running says where it is. */
@@ -31,9 +31,12 @@ export class AvatarBuilder {
     param: string,
   ): Promise<PhotoBuildOutput> {
     if (this.inFlight >= this.limits.avatarBuildsInFlight) {
-      throw new ApiError('platform_busy', 'The avatar builder is busy; retry shortly.', {
-        headers: { [HEADERS.retryAfter]: String(CAPACITY_RETRY_AFTER_SECONDS) },
-      });
+      throw new AssetError(
+        'platform_busy',
+        'The avatar builder is busy; retry shortly.',
+        undefined,
+        CAPACITY_RETRY_AFTER_SECONDS,
+      );
     }
     this.inFlight++;
     const started = performance.now();
@@ -65,11 +68,11 @@ export class AvatarBuilder {
       );
       return output;
     } catch (err) {
-      if (err instanceof PhotoError) throw new ApiError(err.code, err.message, { param });
-      if (err instanceof ApiError) throw err;
+      if (err instanceof PhotoError) throw new AssetError(err.code, err.message, param);
+      if (err instanceof AssetError) throw err;
       // The worker gave up on it (time, memory) or it broke the pipeline: the picture's fault.
       log.warn({ err, stage }, 'photo avatar build failed');
-      throw new ApiError('unreadable_image', 'The picture could not be processed.', { param });
+      throw new AssetError('unreadable_image', 'The picture could not be processed.', param);
     } finally {
       clearInterval(progress);
       this.inFlight--;

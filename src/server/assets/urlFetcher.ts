@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
-import { ApiError } from '../http/apiError.js';
+import { AssetError } from './assetError.js';
 import { isPublicAddress } from './publicAddress.js';
 
 export interface UrlFetcherOptions {
@@ -83,9 +83,11 @@ export class UrlFetcher {
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
         await res.body.dump();
-        throw new ApiError('url_unreachable', `Fetching the url answered HTTP ${res.statusCode}.`, {
-          param: 'url',
-        });
+        throw new AssetError(
+          'url_unreachable',
+          `Fetching the url answered HTTP ${res.statusCode}.`,
+          'url',
+        );
       }
       return {
         bytes: await this.readBounded(res),
@@ -93,7 +95,7 @@ export class UrlFetcher {
         finalUrl: url.toString(),
       };
     }
-    throw new ApiError('url_unreachable', 'The url redirects too many times.', { param: 'url' });
+    throw new AssetError('url_unreachable', 'The url redirects too many times.', 'url');
   }
 
   close(): Promise<void> {
@@ -105,44 +107,37 @@ export class UrlFetcher {
     try {
       url = new URL(raw);
     } catch {
-      throw new ApiError('url_not_allowed', 'The url is not a valid absolute URL.', {
-        param: 'url',
-      });
+      throw new AssetError('url_not_allowed', 'The url is not a valid absolute URL.', 'url');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new ApiError('url_not_allowed', 'Only http and https URLs can be fetched.', {
-        param: 'url',
-      });
+      throw new AssetError('url_not_allowed', 'Only http and https URLs can be fetched.', 'url');
     }
     // Literal IPs (in any spelling a resolver accepts) are checked here, since connecting to one
     // involves no lookup; host names are checked when they resolve (connect time).
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if ((isIP(host) !== 0 || ipaddr.isValid(host)) && !this.allowed(host)) {
-      throw new ApiError('url_not_allowed', 'The url points to a non-public address.', {
-        param: 'url',
-      });
+      throw new AssetError('url_not_allowed', 'The url points to a non-public address.', 'url');
     }
     return url;
   }
 
-  private unreachable(url: URL, err: unknown): ApiError {
+  private unreachable(url: URL, err: unknown): AssetError {
     let cause: unknown = err;
     while (cause instanceof Error) {
       if (cause instanceof AddressRefused) {
-        return new ApiError('url_not_allowed', 'The url points to a non-public address.', {
-          param: 'url',
-        });
+        return new AssetError('url_not_allowed', 'The url points to a non-public address.', 'url');
       }
       cause = cause.cause;
     }
     const reason = err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'failed';
-    return new ApiError('url_unreachable', `Fetching ${url.host} ${reason}.`, { param: 'url' });
+    return new AssetError('url_unreachable', `Fetching ${url.host} ${reason}.`, 'url');
   }
 
   private async readBounded(res: Dispatcher.ResponseData): Promise<Uint8Array> {
     const max = this.options.maxBytes;
     const declared = Number(res.headers['content-length'] ?? NaN);
-    const tooLarge = () => new ApiError('file_too_large', `The clip is larger than ${max} bytes.`);
+    const tooLarge = () =>
+      new AssetError('file_too_large', `The clip is larger than ${max} bytes.`);
     if (Number.isFinite(declared) && declared > max) {
       res.body.destroy();
       throw tooLarge();

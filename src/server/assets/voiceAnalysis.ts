@@ -5,7 +5,7 @@ import {
   type TtsEngines,
 } from '../../media/tts/index.js';
 import { analyzeVoiceClip as analyze } from '../../media/voice/index.js';
-import { ApiError } from '../http/apiError.js';
+import { AssetError } from './assetError.js';
 import { contentTypeOf, type VoiceAnalyzer } from './voiceClip.js';
 
 /**
@@ -31,9 +31,9 @@ export function voiceMaker(tts: TtsEngines): VoiceAnalyzer {
       });
       return { engine: engine.id, profile };
     } catch (err) {
-      if (err instanceof TtsProviderError) throw new ApiError('tts_provider_error', err.message);
+      if (err instanceof TtsProviderError) throw new AssetError('tts_provider_error', err.message);
       if (err instanceof TtsProviderUnavailableError) {
-        throw new ApiError('tts_provider_unavailable', err.message);
+        throw new AssetError('tts_provider_unavailable', err.message);
       }
       throw err;
     }

@@ -1,6 +1,6 @@
 import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../../media/audio/index.js';
 import { audioThreadPool, speechThreadPool } from '../../media/audioThreads/index.js';
-import { ApiError } from '../http/apiError.js';
+import { AssetError } from './assetError.js';
 import type { Limits } from '../config.js';
 
 /** Makes a voice from a decoded reference clip (and the file as uploaded): its engine and the
@@ -26,7 +26,7 @@ export async function decodeOrReject(
     // The limit is enforced while decoding: a small file that expands to hours stops early.
     return await audioThreadPool().decode(bytes, { contentType, maxDurationMs });
   } catch (err) {
-    if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
+    if (err instanceof AudioDecodeError) throw new AssetError(err.code, err.message);
     throw err;
   }
 }
@@ -34,13 +34,13 @@ export async function decodeOrReject(
 /** A reference clip must be 1 s to 5 min long (defaults; see Limits). */
 export function checkClipLength(clip: DecodedAudio, limits: Limits): void {
   if (clip.durationMs < limits.clipMinMs) {
-    throw new ApiError(
+    throw new AssetError(
       'clip_too_short',
       `The clip is ${(clip.durationMs / 1000).toFixed(2)} s long; at least ${limits.clipMinMs / 1000} s is needed.`,
     );
   }
   if (clip.durationMs > limits.clipMaxMs) {
-    throw new ApiError(
+    throw new AssetError(
       'clip_too_long',
       `The clip is ${(clip.durationMs / 1000).toFixed(1)} s long; at most ${limits.clipMaxMs / 1000} s is accepted.`,
     );
@@ -56,11 +56,11 @@ export async function requireSpeech(clip: DecodedAudio): Promise<void> {
   try {
     found = await speechThreadPool().detectSpeech(clip.mono, clip.sampleRate);
   } catch (err) {
-    if (err instanceof AudioDecodeError) throw new ApiError(err.code, err.message);
+    if (err instanceof AudioDecodeError) throw new AssetError(err.code, err.message);
     throw err;
   }
   if (!found.hasSpeech) {
-    throw new ApiError(
+    throw new AssetError(
       'no_speech',
       `No speech found in the clip (${found.speechSeconds.toFixed(1)} s of ` +
         `${found.analysedSeconds.toFixed(1)} s examined): record someone speaking.`,

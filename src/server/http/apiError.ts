@@ -4,6 +4,7 @@ import {
   HEADERS,
   type ErrorCode,
 } from '../../api/index.js';
+import { AssetError } from '../assets/assetError.js';
 import { CapacityRefusedError, type SessionError } from '../sessions/sessionErrors.js';
 
 /** An error that maps to one row of the error table; anything else becomes 500 `internal`. */
@@ -24,11 +25,19 @@ export class ApiError extends Error {
 }
 
 /**
- * A refusal of the session domain as the HTTP answer gives it: its code, message and param; a
- * capacity refusal adds Retry-After and the count that refused it (so the answer needs no
- * second count: routes/sessions.ts).
+ * A refusal of the session domain or the asset side as the HTTP answer gives it: its code,
+ * message and param; a capacity refusal adds Retry-After and the count that refused it (so the
+ * answer needs no second count: routes/sessions.ts), a busy builder its Retry-After.
  */
-export function apiErrorOf(err: SessionError): ApiError {
+export function apiErrorOf(err: SessionError | AssetError): ApiError {
+  if (err instanceof AssetError) {
+    return new ApiError(err.code, err.message, {
+      ...(err.param ? { param: err.param } : {}),
+      ...(err.retryAfterSeconds !== undefined
+        ? { headers: { [HEADERS.retryAfter]: String(err.retryAfterSeconds) } }
+        : {}),
+    });
+  }
   if (err instanceof CapacityRefusedError) {
     return new ApiError(err.code, err.message, {
       headers: {

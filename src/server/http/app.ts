@@ -3,6 +3,7 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
 import { ApiError, apiErrorOf } from './apiError.js';
+import { AssetError } from '../assets/assetError.js';
 import { SessionError } from '../sessions/sessionErrors.js';
 import { DatabaseUnavailableError } from '../store/databaseUnavailable.js';
 import { authenticate, KeyLookups, secretOf } from './authenticate.js';
@@ -106,7 +107,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   app.onError((err, c) => {
     if (err instanceof ApiError) return errorResponse(c, err);
-    if (err instanceof SessionError) return errorResponse(c, apiErrorOf(err));
+    if (err instanceof SessionError || err instanceof AssetError) {
+      return errorResponse(c, apiErrorOf(err));
+    }
     if (c.req.raw.signal.aborted) {
       // The client went away (closed the connection mid-request): nothing to answer, no fault.
       c.get('log').info({ reason: String(c.req.raw.signal.reason ?? err) }, 'client aborted');

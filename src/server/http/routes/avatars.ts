@@ -1,3 +1,4 @@
+import { AssetError } from '../../assets/assetError.js';
 import type { Context, Hono } from 'hono';
 import {
   createAvatarFormSchema,
@@ -157,11 +158,13 @@ async function readCreateRequest(c: Context<AppEnv>, deps: AppDeps): Promise<Cre
     await checkVoice(deps, c.get('key'), req.voice_id);
     const fetched = await deps.urlFetcher.fetch(req.image_url).catch((err: unknown) => {
       // The fetcher names the field `url`; here it is `image_url`.
-      if (err instanceof ApiError) {
-        throw new ApiError(err.code, err.message.replace('clip', 'picture'), {
-          ...err.options,
-          param: 'image_url',
-        });
+      if (err instanceof AssetError) {
+        throw new AssetError(
+          err.code,
+          err.message.replace('clip', 'picture'),
+          'image_url',
+          err.retryAfterSeconds,
+        );
       }
       throw err;
     });

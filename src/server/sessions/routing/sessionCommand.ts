@@ -1,6 +1,6 @@
 import { ERROR_CODES, type EndReason, type ErrorCode } from '../../../api/index.js';
 import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
-import { ApiError } from '../../http/apiError.js';
+import { AssetError } from '../../assets/assetError.js';
 import { DatabaseUnavailableError } from '../../store/databaseUnavailable.js';
 import { RemoteSessionError, SessionError } from '../sessionErrors.js';
 
@@ -85,16 +85,16 @@ export function commandFromRow(row: {
 }
 
 /**
- * A failure as a reply: the session domain's errors keep their code, and so do the API errors
- * of the audio decoding (assets/voiceClip.ts still throws those); the node's database being
+ * A failure as a reply: the session domain's errors keep their code, and so do the asset side's
+ * (an /audio payload that does not decode, assets/voiceClip.ts); the node's database being
  * away is `database_unavailable` (as that node would answer it), anything else is `internal`.
  */
 export function errorReply(err: unknown): Extract<CommandReply, { error: unknown }> {
   if (err instanceof SessionError) {
     return { error: { code: err.code, message: err.message, param: err.param } };
   }
-  if (err instanceof ApiError) {
-    return { error: { code: err.code, message: err.message, param: err.options.param } };
+  if (err instanceof AssetError) {
+    return { error: { code: err.code, message: err.message, param: err.param } };
   }
   if (err instanceof DatabaseUnavailableError) {
     return {
