@@ -187,6 +187,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       readiness: readinessCheck({
         draining: () => closing !== undefined,
         ping: () => opened.ping(),
+        onDatabaseError: (err) => log.warn({ err: String(err) }, 'readiness: the database failed'),
       }),
       log,
     };

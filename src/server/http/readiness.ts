@@ -9,6 +9,8 @@ export interface ReadinessOptions {
   draining: () => boolean;
   /** Resolves when the database answers (Store.ping). */
   ping: () => Promise<void>;
+  /** Told why the database failed: the probe is unauthenticated, so its answer does not say. */
+  onDatabaseError: (err: unknown) => void;
   databaseMs?: number;
 }
 
@@ -38,16 +40,10 @@ export function readinessCheck(o: ReadinessOptions): () => Promise<void> {
       delay(limitMs, 'late' as const, { signal: timeout.signal }).catch(() => 'late' as const),
     ]).finally(() => timeout.abort());
     if (answered === 'ok') return;
-    const why =
-      answered === 'late'
-        ? `did not answer within ${limitMs} ms`
-        : `failed: ${errorText(answered)}`;
+    if (answered !== 'late') o.onDatabaseError(answered);
+    const why = answered === 'late' ? `did not answer within ${limitMs} ms` : 'failed';
     throw new ApiError('database_unavailable', `The database ${why}; retry shortly.`, {
       headers: { 'retry-after': '1' },
     });
   };
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
