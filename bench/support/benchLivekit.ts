@@ -1,4 +1,8 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
+import { DEFAULT_LIMITS, type ServerConfig } from '../../src/server/config.js';
 
 /** The embedded LiveKit server of a bench, with the keys its nodes and viewers use. */
 export interface BenchLivekit {
@@ -24,4 +28,23 @@ export async function startBenchLivekit(address: string): Promise<BenchLivekit> 
     output: globalThis.process.stderr,
   });
   return { process, url: process.url, apiKey: 'devkey', apiSecret };
+}
+
+/**
+ * A bench node's configuration, as `visage dev` runs one, on a fresh data directory and this
+ * LiveKit: a loopback port of its own, 64 sessions at most, and the per-key request rate raised
+ * so that the rate limit does not answer a bench's bursts itself.
+ */
+export function benchNodeConfig(lk: BenchLivekit, dataDirPrefix: string): ServerConfig {
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: mkdtempSync(join(tmpdir(), dataDirPrefix)),
+    nodeId: 'bench',
+    maxSessions: 64,
+    allowPrivateUrls: false,
+    limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
+    livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
+    version: 'bench',
+  };
 }

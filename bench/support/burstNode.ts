@@ -12,14 +12,10 @@
  * the caller measures, they say how much of a latency is the node's and how much is the machine's
  * and the client's (the floor).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
-import { startBenchLivekit } from './benchLivekit.js';
-import { DEFAULT_LIMITS } from '../../src/server/config.js';
+import { benchNodeConfig, startBenchLivekit } from './benchLivekit.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
@@ -59,19 +55,7 @@ const log = pino(
 const lk = await startBenchLivekit(address);
 const livekit = lk.process;
 const server = await startVisage(
-  {
-    host: '127.0.0.1',
-    port: 0,
-    dataDir: mkdtempSync(join(tmpdir(), 'visage-burst-')),
-    nodeId: 'bench',
-    maxSessions: 64,
-    allowPrivateUrls: false,
-    // The default rate limit (per key) would answer part of the burst itself.
-    limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
-    livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
-    version: 'bench',
-    mediaWorkers: 1,
-  },
+  { ...benchNodeConfig(lk, 'visage-burst-'), mediaWorkers: 1 },
   { log },
 );
 const secrets: string[] = [];

@@ -7,21 +7,18 @@
  * memory, its media workers' and the LiveKit process's, "marks <utterance>" with an utterance's
  * way to its first audio and "join <room>" with the steps of the avatar's join into that room.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { firstAudioLog } from './firstAudioLog.js';
 import { readEnvironment } from '../../src/cli/environment.js';
-import { startBenchLivekit } from './benchLivekit.js';
+import { benchNodeConfig, startBenchLivekit } from './benchLivekit.js';
 import { mediaSettingsFrom } from '../../src/cli/mediaSettings.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
 import { LiveKitMediaCore } from '../../src/media/session/index.js';
 import { TtsEngines } from '../../src/media/tts/index.js';
 import type { FileStorage } from '../../src/server/assets/fileStorage.js';
 import { ProcessPoolMediaCore } from '../../src/media/mediaProcesses/index.js';
-import { DEFAULT_LIMITS } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
@@ -53,18 +50,7 @@ const media =
       })
     : await LiveKitMediaCore.create({ log, assets, videoCodec: settings.videoCodec, tts });
 const server = await startVisage(
-  {
-    host: '127.0.0.1',
-    port: 0,
-    dataDir: mkdtempSync(join(tmpdir(), 'visage-bench-')),
-    nodeId: 'bench',
-    maxSessions: 64,
-    allowPrivateUrls: false,
-    limits: { ...DEFAULT_LIMITS, requestsPerSecond: 1000, requestBurst: 1000 },
-    livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
-    version: 'bench',
-    media: settings,
-  },
+  { ...benchNodeConfig(lk, 'visage-bench-'), media: settings },
   { log, media, tts },
 );
 storage.files = server.files;

@@ -1,12 +1,13 @@
-import type { Logger } from 'pino';
 import type { CreateSessionRequest, EndReason, InterruptResult } from '../../api/index.js';
 import type { MediaCore } from '../../media/mediaCore.js';
-import type { Cluster } from '../cluster/cluster.js';
-import type { Limits, LiveKitConfig } from '../config.js';
 import type { ClaimedCommand } from '../store/clusterStore.js';
-import type { ApiKeyRecord, SessionRecord, Store } from '../store/store.js';
+import type { ApiKeyRecord, SessionRecord } from '../store/store.js';
 import { CreateAdmission } from './creation/createAdmission.js';
-import { SessionCreation, type CreatedSession } from './creation/sessionCreation.js';
+import {
+  SessionCreation,
+  type CreatedSession,
+  type SessionCreationOptions,
+} from './creation/sessionCreation.js';
 import { LiveSessions } from './live/liveSessions.js';
 import { mintParticipantToken } from './participantToken.js';
 import { OwnerRouting } from './routing/ownerRouting.js';
@@ -20,21 +21,12 @@ import {
 
 export type { CreatedSession } from './creation/sessionCreation.js';
 
-export interface SessionManagerOptions {
-  store: Store;
+/** What the parts need from outside (the facade makes the rest), and the media core. */
+export interface SessionManagerOptions extends Omit<
+  SessionCreationOptions,
+  'admission' | 'live' | 'routing'
+> {
   media: MediaCore;
-  limits: Limits;
-  livekit: LiveKitConfig;
-  nodeId: string;
-  maxSessions: number;
-  /** The outbound address policy, applied to a caller's `livekit.url` too. */
-  allowPrivateUrls: boolean;
-  log: Logger;
-  /**
-   * The nodes sharing a PostgreSQL server (absent on the embedded store): sessions are placed
-   * on any of them, and calls on sessions another node runs are handed to it.
-   */
-  cluster?: Cluster;
 }
 
 /**

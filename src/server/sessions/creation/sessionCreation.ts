@@ -43,6 +43,10 @@ export interface SessionCreationOptions {
   /** The outbound address policy, applied to a caller's `livekit.url` too. */
   allowPrivateUrls: boolean;
   log: Logger;
+  /**
+   * The nodes sharing a PostgreSQL server (absent on the embedded store): sessions are placed
+   * on any of them, and calls on sessions another node runs are handed to it.
+   */
   cluster?: Cluster;
   /** The fast refusal of creates over a key's cap, in front of the exact one (the database's). */
   admission: CreateAdmission;
