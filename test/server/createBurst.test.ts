@@ -69,6 +69,47 @@ describe('a burst of creates against a key at its cap', () => {
     expect(await s.store.countLiveForKey(key.id)).toBe(3);
   });
 
+  it("refuses a fresh key's first wave while the creates that fit are still being saved", async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(3);
+    // The database holds the creates that fit: the refusals must not wait for its count.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const insert = s.store.insertSessionWithinCaps.bind(s.store);
+    const saving = vi
+      .spyOn(s.store, 'insertSessionWithinCaps')
+      .mockImplementation(async (...args) => {
+        await held;
+        return insert(...args);
+      });
+    const fitting = Array.from({ length: 3 }, () => create(s, key.secret));
+    await vi.waitFor(() => expect(saving).toHaveBeenCalledTimes(3));
+    const wave = await Promise.all(Array.from({ length: 30 }, () => create(s, key.secret)));
+    for (const res of wave) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get('x-service-concurrent-sessions')).toBe('3');
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('concurrency_cap');
+      expect(error.message).toMatch(/3 of them being created now/);
+    }
+    expect(saving).toHaveBeenCalledTimes(3);
+    release();
+    for (const res of await Promise.all(fitting)) expect(res.status).toBe(201);
+    // The creates under way had held the slots; once saved, the sessions do.
+    expect((await create(s, key.secret)).status).toBe(429);
+  });
+
+  it('frees the slot of a create that failed, at once', async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(1);
+    const missing = await s.call('POST', '/v1/sessions', {
+      json: { avatar_id: 'avt_nosuchavatar', mode: 'video' },
+      auth: key.secret,
+    });
+    expect(missing.status).toBe(404);
+    expect((await create(s, key.secret)).status).toBe(201);
+  });
+
   it('lets the next create in the moment a DELETE on this node answered', async () => {
     const s = (server = await startTestServer());
     const key = await s.newKey(1);

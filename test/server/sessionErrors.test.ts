@@ -52,6 +52,11 @@ describe('the session domain errors at the HTTP edge', () => {
         'x-service-max-concurrent-sessions': '1',
       },
     });
+    expect(answer(new CapacityRefusedError('concurrency_cap', 3, 3, 2))).toMatchObject({
+      message:
+        'This key is at its cap of 3 concurrent sessions, 2 of them being created now; end one or wait.',
+      headers: { 'x-service-concurrent-sessions': '3' },
+    });
     expect(answer(new CapacityRefusedError('platform_busy', 8, 8))).toMatchObject({
       code: 'platform_busy',
       message: 'The platform is at capacity; retry shortly.',

@@ -85,14 +85,18 @@ export class CallerLiveKitError extends SessionError {
 export class CapacityRefusedError extends SessionError {
   constructor(
     readonly refused: 'concurrency_cap' | 'platform_busy',
-    /** Live sessions, as counted when the create was refused. */
+    /** Live sessions, as counted when the create was refused (those being created included). */
     readonly active: number,
     readonly cap: number,
+    /** Of `active`, the key's creates still under way on this node (createAdmission.ts). */
+    readonly starting = 0,
   ) {
     super(
       refused,
       refused === 'concurrency_cap'
-        ? `This key is at its cap of ${cap} concurrent ${cap === 1 ? 'session' : 'sessions'}; end one or wait.`
+        ? `This key is at its cap of ${cap} concurrent ${cap === 1 ? 'session' : 'sessions'}${
+            starting > 0 ? `, ${starting} of them being created now` : ''
+          }; end one or wait.`
         : 'The platform is at capacity; retry shortly.',
     );
     this.name = 'CapacityRefusedError';

@@ -13,37 +13,40 @@ export interface CreateTicket {
 }
 
 export interface Refusal {
-  /** The key's live sessions, as the database counted them. */
+  /** The key's sessions live (as the database last counted them) or starting on this node. */
   active: number;
   cap: number;
+  /** Of `active`, the creates of this node still under way. */
+  starting: number;
 }
 
 interface KeyState {
   /** The key's cap and the hash of its secret, as its last create here authenticated them. */
   cap: number;
   secretHash?: string;
-  /** Creates of this key on their way to the database on this node. */
+  /** Creates of this key admitted on this node and not answered yet: each holds a slot. */
   starting: number;
   /** The key's live sessions, as the database last answered, and when. */
   live?: number;
   at?: number;
   /** Sessions of this key this node has ended (or changes to the key). */
   ends: number;
-  /** Creates waiting for one on its way to be answered (see `enter`). */
-  waiting: (() => void)[];
 }
 
 /**
  * The fast refusal in front of the exact cap (the database's check-and-insert, one transaction
  * per create), in memory, per node and per key: a burst of creates against a key at its cap (a
  * retry storm) is answered from memory, while the creates that can succeed go through the
- * database, which stays the judge.
+ * database, which stays the judge of what is let in.
  *
- * A create is refused here, without a query, when the key's live sessions as the database last
- * counted them make its cap. When they do not, but with the creates of this node on their way to
- * the database they would, it waits for one of those to be answered (a few milliseconds: the
- * insert, not the media start) and looks again; otherwise it goes on to the database. So only
- * the database's own count ever refuses, and a create is never let in on a remembered count.
+ * A create holds a slot of its key from the moment it is admitted here until it is answered,
+ * like a session: it is refused, without a query, when the key's live sessions as the database
+ * last counted them, plus the creates of this node still starting, make its cap. So a burst's
+ * first wave is refused as soon as the creates that fit are on their way, not after the
+ * database has counted them; the price is that a create refused while another is starting could
+ * have fit had that other one failed (it answers 429 with Retry-After, as at the cap). Nothing
+ * is ever let in on a remembered count: every create admitted here is counted again, exactly, in
+ * the database's transaction.
  *
  * A refusal can come before the request is authenticated (`refusalFor`, by the hash of the
  * secret its key's last create here came with): a burst then costs no query at all. A session
@@ -62,40 +65,34 @@ export class CreateAdmission {
   ) {}
 
   /**
-   * Lets a create of `keyId` through to the database (hold the ticket until it answers), or
-   * refuses it with the database's last count.
+   * Lets a create of `keyId` through to the database (hold the ticket until it is answered), or
+   * refuses it: its key's live and starting sessions make its cap.
    */
-  async enter(
+  enter(
     keyId: string,
     cap: number,
     secretHash?: string,
-  ): Promise<{ ticket: CreateTicket } | { refused: Refusal }> {
-    for (;;) {
-      const s = this.stateOf(keyId, cap, secretHash);
-      const live = this.trustedLive(s);
-      if (live >= s.cap) {
-        this.forgetIdle(keyId, s);
-        return { refused: { active: live, cap: s.cap } };
-      }
-      if (live + s.starting < s.cap) {
-        s.starting++;
-        return { ticket: { keyId, ends: s.ends } };
-      }
-      await new Promise<void>((resolve) => s.waiting.push(resolve));
+  ): { ticket: CreateTicket } | { refused: Refusal } {
+    const s = this.stateOf(keyId, cap, secretHash);
+    const refused = this.refusalOf(s);
+    if (refused) {
+      this.forgetIdle(keyId, s);
+      return { refused };
     }
+    s.starting++;
+    return { ticket: { keyId, ends: s.ends } };
   }
 
   /**
    * The refusal of a create that comes with this secret (its hash), when its key's last create
-   * here came with it and the database's last count puts the key at its cap; else undefined (the
+   * here came with it and its live and starting sessions make its cap; else undefined (the
    * create goes the whole way: authenticated, then `enter`).
    */
   refusalFor(secretHash: string): (Refusal & { keyId: string }) | undefined {
     const keyId = this.bySecret.get(secretHash);
     const s = keyId === undefined ? undefined : this.keys.get(keyId);
-    if (!s) return undefined;
-    const live = this.trustedLive(s);
-    return live >= s.cap ? { keyId: keyId!, active: live, cap: s.cap } : undefined;
+    const refused = s && this.refusalOf(s);
+    return refused && { keyId: keyId!, ...refused };
   }
 
   /**
@@ -111,7 +108,6 @@ export class CreateAdmission {
       s.live = live;
       s.at = this.now();
     }
-    this.wake(s);
     this.forgetIdle(ticket.keyId, s);
   }
 
@@ -122,7 +118,6 @@ export class CreateAdmission {
     s.ends++;
     s.live = undefined;
     s.at = undefined;
-    this.wake(s);
     this.forgetIdle(keyId, s);
   }
 
@@ -141,7 +136,7 @@ export class CreateAdmission {
   }
 
   private stateOf(keyId: string, cap: number, secretHash: string | undefined): KeyState {
-    const s = this.keys.get(keyId) ?? { cap, starting: 0, ends: 0, waiting: [] };
+    const s = this.keys.get(keyId) ?? { cap, starting: 0, ends: 0 };
     s.cap = cap;
     if (secretHash !== undefined && s.secretHash !== secretHash) {
       if (s.secretHash !== undefined) this.bySecret.delete(s.secretHash);
@@ -152,17 +147,21 @@ export class CreateAdmission {
     return s;
   }
 
+  /** The refusal of the key's next create, if its live and starting sessions make its cap. */
+  private refusalOf(s: KeyState): Refusal | undefined {
+    const live = this.trustedLive(s);
+    if (live + s.starting < s.cap) return undefined;
+    const starting = Math.min(s.starting, Math.max(0, s.cap - live));
+    return { active: Math.max(live, s.cap), cap: s.cap, starting };
+  }
+
   private trustedLive(s: KeyState): number {
     if (s.live === undefined || s.at === undefined) return 0;
     return this.now() - s.at <= this.trustedMs || s.starting > 0 ? s.live : 0;
   }
 
-  private wake(s: KeyState): void {
-    for (const resolve of s.waiting.splice(0)) resolve();
-  }
-
   private forgetIdle(keyId: string, s: KeyState): void {
-    if (s.starting > 0 || s.live !== undefined || s.waiting.length > 0) return;
+    if (s.starting > 0 || s.live !== undefined) return;
     this.keys.delete(keyId);
     if (s.secretHash !== undefined) this.bySecret.delete(s.secretHash);
   }

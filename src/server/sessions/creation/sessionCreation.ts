@@ -81,7 +81,7 @@ export class SessionCreation {
     req: CreateSessionRequest,
     secretHash?: string,
   ): Promise<CreatedSession> {
-    const admitted = await this.o.admission.enter(key.id, key.concurrencyCap, secretHash);
+    const admitted = this.o.admission.enter(key.id, key.concurrencyCap, secretHash);
     if ('refused' in admitted) {
       throw refusalError({ refused: 'concurrency_cap', ...admitted.refused });
     }
@@ -309,8 +309,8 @@ function faceOf(avatar: AvatarRecord): AvatarFaceSpec {
   throw new Error(`avatar ${avatar.id} has nothing to render`);
 }
 
-function refusalError(r: CapacityRefusal): SessionError {
+function refusalError(r: CapacityRefusal & { starting?: number }): SessionError {
   return r.refused === 'room_not_available'
     ? new RoomNotAvailableError()
-    : new CapacityRefusedError(r.refused, r.active, r.cap);
+    : new CapacityRefusedError(r.refused, r.active, r.cap, r.starting);
 }
