@@ -12,6 +12,8 @@
  *
  *   BENCH_BURST_ROUNDS   bursts (default 3; 1 with --quick)
  *   BENCH_BURST_PROFILE  a directory: the node writes a CPU profile of its run there
+ *   BENCH_BURST_CLIENT   open (default: connections opened before the burst) or fetch (Node's
+ *                        fetch, a connection per create, as the figures "before" were taken)
  *
  * Run through `npm run bench -- burst` (inside the benchmark network namespace).
  */
@@ -20,6 +22,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { BURST_BEFORE } from './support/burstBaseline.js';
 import {
+  burstClient,
   burstFigures,
   createBurst,
   floorBurst,
@@ -38,6 +41,7 @@ const ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? (QUICK ? 1 : 3));
 const KEYS = 3;
 const CAP = 3;
 const CREATES = 300;
+const CLIENT = burstClient(process.env.BENCH_BURST_CLIENT);
 // Bound the whole run: a stuck node must not hang `npm run bench`.
 setTimeout(() => {
   console.error('burst bench: took longer than 5 minutes; giving up');
@@ -91,6 +95,7 @@ try {
       nodes: [node.apiUrl],
       secrets,
       creates: CREATES,
+      client: CLIENT,
       // The node's record of the burst, before the deletes that follow it.
       answered: async () => {
         child.stdin!.write('report\n');
@@ -108,15 +113,20 @@ try {
   // compared with (the goal: the refused creates do not slow the ones that succeed).
   const fitAlone: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const r = await createBurst({ nodes: [node.apiUrl], secrets, creates: KEYS * CAP });
+    const r = await createBurst({
+      nodes: [node.apiUrl],
+      secrets,
+      creates: KEYS * CAP,
+      client: CLIENT,
+    });
     if (r.created.length !== KEYS * CAP) throw new Error(`${r.created.length} of the 9 created`);
     fitAlone.push(...r.created);
   }
   const fitAloneFigures = { createdP50Ms: median(fitAlone), createdMaxMs: Math.max(...fitAlone) };
   const now = burstFigures(results);
-  const floor = await floorBurst(CREATES, KEYS, ROUNDS);
+  const floor = await floorBurst(CREATES, KEYS, ROUNDS, CLIENT);
   console.log(
-    `\n${CREATES} creates at once against ${KEYS} keys with a cap of ${CAP}, one node (embedded database), ${ROUNDS} burst(s); a create alone: ${median(alone).toFixed(0)} ms (median of 3)`,
+    `\n${CREATES} creates at once against ${KEYS} keys with a cap of ${CAP}, one node (embedded database), ${ROUNDS} burst(s), client ${CLIENT}; a create alone: ${median(alone).toFixed(0)} ms (median of 3)`,
   );
   printBurst(BURST_BEFORE.embedded, now, results, floor);
   console.log(

@@ -16,6 +16,7 @@ import { startServedNode, type ServedNode } from '../test/cluster/servedNode.js'
 import { startTestPostgres } from '../test/support/embeddedPostgres.js';
 import { BURST_BEFORE } from './support/burstBaseline.js';
 import {
+  burstClient,
   burstFigures,
   createBurst,
   floorBurst,
@@ -130,12 +131,14 @@ try {
   });
 
   const burstRounds = Number(process.env.BENCH_BURST_ROUNDS ?? (QUICK ? 1 : 3));
+  const client = burstClient(process.env.BENCH_BURST_CLIENT);
   const bursts: BurstResult[] = [];
   for (let i = 0; i < burstRounds; i++) {
     const r = await createBurst({
       nodes: nodes.map((n) => n.url),
       secrets: burstSecrets,
       creates: 300,
+      client,
     });
     if (r.created.length !== 9 || Object.keys(r.otherStatuses).length > 0) {
       throw new Error(
@@ -145,9 +148,9 @@ try {
     bursts.push(r);
   }
   const burst = burstFigures(bursts);
-  const floor = await floorBurst(300, 3, burstRounds);
+  const floor = await floorBurst(300, 3, burstRounds, client);
   console.log(
-    `\n300 creates at once over both nodes (PostgreSQL) against 3 keys with a cap of 3, ${burstRounds} burst(s)`,
+    `\n300 creates at once over both nodes (PostgreSQL) against 3 keys with a cap of 3, ${burstRounds} burst(s), client ${client}`,
   );
   printBurst(BURST_BEFORE.cluster, burst, bursts, floor);
   await recordFigures('cluster burst', { burst, floor });

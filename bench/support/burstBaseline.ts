@@ -30,7 +30,7 @@ export interface BurstBaseline {
  */
 export const BURST_BEFORE: { embedded: BurstBaseline | null; cluster: BurstBaseline | null } = {
   embedded: {
-    measured: '7163e60, 2026-11-28, 2 shared cores, load average 10',
+    measured: '7163e60, 2026-11-28, 2 shared cores, load average 10, client fetch',
     figures: {
       rounds: 3,
       refusedP50Ms: 4212.7,
@@ -47,7 +47,7 @@ export const BURST_BEFORE: { embedded: BurstBaseline | null; cluster: BurstBasel
   },
   // cluster.bench.ts: two `visage serve` nodes on one PostgreSQL server.
   cluster: {
-    measured: '7163e60, 2026-11-28, 2 shared cores, load average 10',
+    measured: '7163e60, 2026-11-28, 2 shared cores, load average 10, client fetch',
     figures: {
       rounds: 3,
       refusedP50Ms: 2861.6,

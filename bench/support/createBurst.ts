@@ -3,7 +3,9 @@
  * health probe beside it: every create is sent at once, spread over the keys and the nodes, and
  * `GET /healthz` is asked every PROBE_EVERY_MS from a thread of its own (its own event loop, so
  * that the bench's 300 requests do not delay the probe's clock) until the last create answered.
- * The sessions created are deleted afterwards. Latencies are the HTTP round trip at the caller.
+ * The sessions created are deleted afterwards. Latencies are the HTTP round trip at the caller,
+ * by default on connections opened before the burst, by a client that does next to nothing
+ * (`BurstClient`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
@@ -12,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { BurstBaseline } from './burstBaseline.js';
+import { OpenConnection, type RawAnswer } from './openConnections.js';
 
 const PROBE_EVERY_MS = 20;
 
@@ -21,6 +24,8 @@ export interface BurstOptions {
   /** One secret per key; creates go to them in turn. */
   secrets: string[];
   creates: number;
+  /** How the creates are sent (default `open`). */
+  client?: BurstClient;
   /** Called once every create has answered, before the sessions created are deleted. */
   answered?: () => Promise<void>;
 }
@@ -79,21 +84,24 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
     });
     prober.on('error', reject);
   });
+  const body = JSON.stringify({ avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' });
+  const requests = await Promise.all(
+    Array.from({ length: o.creates }, async (_, i) => {
+      const node = o.nodes[i % o.nodes.length]!;
+      const secret = o.secrets[i % o.secrets.length]!;
+      const send = await preparedCreate(o.client ?? 'open', node, secret, body);
+      return { node, secret, send };
+    }),
+  );
   // The probe runs a moment before the burst, so that it is there when the burst starts.
   await sleep(2 * PROBE_EVERY_MS);
   const started = performance.now();
   const answers = await Promise.all(
-    Array.from({ length: o.creates }, async (_, i) => {
-      const node = o.nodes[i % o.nodes.length]!;
-      const secret = o.secrets[i % o.secrets.length]!;
-      const t0 = performance.now();
-      const res = await fetch(`${node}/v1/sessions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ avatar_id: AVATAR_CATALOGUE[0]!.avatarId, mode: 'video' }),
-      });
-      const body = (await res.json()) as { session_id?: string };
-      return { status: res.status, ms: performance.now() - t0, node, secret, id: body.session_id };
+    requests.map(async ({ node, secret, send }) => {
+      const { status, body, ms } = await send();
+      const id =
+        status === 201 ? (JSON.parse(body) as { session_id?: string }).session_id : undefined;
+      return { status, ms, node, secret, id };
     }),
   );
   const wallMs = performance.now() - started;
@@ -124,6 +132,48 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
   };
 }
 
+/**
+ * How the burst's requests are sent. `open` (the default): one connection per create opened
+ * before the clock starts (a client's keep-alive pool), each request's bytes made beforehand, by
+ * a client that does next to nothing (openConnections.ts). `fetch`: Node's `fetch`, a new
+ * connection per create within the clock, as the figures before 2026-11-28 (afternoon) were
+ * taken; on two cores the client's own work then weighs on every figure, the floor included.
+ */
+export type BurstClient = 'open' | 'fetch';
+
+/** The client named by BENCH_BURST_CLIENT (default `open`). */
+export function burstClient(name: string | undefined): BurstClient {
+  if (name === undefined || name === 'open' || name === 'fetch') return name ?? 'open';
+  throw new Error(`BENCH_BURST_CLIENT is open or fetch, not ${name}`);
+}
+
+/** One create, ready to be sent and timed. */
+async function preparedCreate(
+  client: BurstClient,
+  node: string,
+  secret: string,
+  body: string,
+): Promise<() => Promise<RawAnswer>> {
+  const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+  if (client === 'fetch') {
+    return async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${node}/v1/sessions`, { method: 'POST', headers, body });
+      const text = await res.text();
+      return { status: res.status, body: text, ms: performance.now() - t0 };
+    };
+  }
+  const connection = await OpenConnection.open(node);
+  const bytes = connection.request('POST', '/v1/sessions', headers, body);
+  return async () => {
+    try {
+      return await connection.send(bytes);
+    } finally {
+      connection.close();
+    }
+  };
+}
+
 /** An HTTP server that answers every request at once (429, or 200 on /healthz), doing nothing. */
 const NOTHING_SERVER = `
 const s = require('node:http').createServer((req, res) => {
@@ -140,7 +190,12 @@ s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().por
  * The same burst against a server that does nothing (its own process): what this machine and
  * this client cost by themselves, the floor under any node's figures.
  */
-export async function floorBurst(creates: number, keys: number, rounds: number) {
+export async function floorBurst(
+  creates: number,
+  keys: number,
+  rounds: number,
+  client: BurstClient = 'open',
+) {
   const child = spawn(process.execPath, ['-e', NOTHING_SERVER], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -150,7 +205,7 @@ export async function floorBurst(creates: number, keys: number, rounds: number) 
     const results: BurstResult[] = [];
     const secrets = Array.from({ length: keys }, (_, i) => `sk_floor${i}`);
     for (let i = 0; i < rounds; i++)
-      results.push(await createBurst({ nodes: [url], secrets, creates }));
+      results.push(await createBurst({ nodes: [url], secrets, creates, client }));
     return burstFigures(results);
   } finally {
     child.kill();
