@@ -69,6 +69,41 @@ describe('a burst of creates against a key at its cap', () => {
     expect(await s.store.countLiveForKey(key.id)).toBe(3);
   });
 
+  it("answers a fresh key's first wave in the listener: only the creates that fit reach the app", async () => {
+    const s = (server = await startTestServer());
+    const key = await s.newKey(3);
+    // The key's lookup waits until the whole wave is in the listener, so none is judged before.
+    let arrived!: () => void;
+    const allArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const seen = vi.spyOn(s.sessions, 'refusalFromMemory');
+    const lookup = s.store.findActiveKeyBySecret.bind(s.store);
+    vi.spyOn(s.store, 'findActiveKeyBySecret').mockImplementation(async (secret) => {
+      await allArrived;
+      return lookup(secret);
+    });
+    const reached = vi.spyOn(s.sessions, 'create');
+    const wave = Array.from({ length: 40 }, () => create(s, key.secret));
+    await vi.waitFor(() => expect(seen.mock.calls.length).toBeGreaterThanOrEqual(40));
+    arrived();
+    const statuses = (await Promise.all(wave)).map((r) => r.status);
+    expect(statuses.filter((st) => st === 201)).toHaveLength(3);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(37);
+    expect(reached).toHaveBeenCalledTimes(3);
+  });
+
+  it('answers a burst with a bad secret or a bad body as the app does, one by one', async () => {
+    const s = (server = await startTestServer());
+    const unknown = await Promise.all(Array.from({ length: 20 }, () => create(s, 'sk_unknown')));
+    for (const res of unknown) expect(res.status).toBe(401);
+    const bad = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        s.call('POST', '/v1/sessions', { json: { mode: 'video' }, auth: s.secret }),
+      ),
+    );
+    for (const res of bad) expect(res.status).toBe(400);
+    expect((await create(s, s.secret)).status).toBe(201);
+  });
+
   it("refuses a fresh key's first wave while the creates that fit are still being saved", async () => {
     const s = (server = await startTestServer());
     const key = await s.newKey(3);

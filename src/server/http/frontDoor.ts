@@ -5,6 +5,7 @@ import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
 import type { Logger } from 'pino';
 import { hashSecret } from '../store/store.js';
 import { apiErrorOf } from './apiError.js';
+import { CreateQueue } from './createQueue.js';
 import { secretOf } from './authenticate.js';
 import { errorEnvelope } from './errorResponse.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
@@ -13,9 +14,10 @@ import { healthOf } from './routes/meta.js';
 /**
  * The API's HTTP listener. Two answers are given here, in the callback that parsed the request,
  * without a framework's request and response objects: `GET /healthz` (liveness, from memory) and
- * the refusal of a create whose key is at its cap by this node's count. A burst of creates (a
- * retry storm) is then mostly refusals that cost a fraction of a millisecond each, and a health
- * probe is never queued behind them. Everything else, and every other case of these two paths,
+ * the refusal of a create whose key is at its cap by this node's count; creates of a key whose
+ * count is being learnt wait here for it (createQueue.ts). A burst of creates (a retry storm) is
+ * then mostly refusals that cost a fraction of a millisecond each, and a health probe is never
+ * queued behind them. Everything else, and every other case of these two paths,
  * goes to the hono app (app.ts), whose middleware gives the same answers the long way: a test
  * holds the two to the same bytes (test/server/frontDoor.test.ts).
  */
@@ -24,6 +26,7 @@ export function frontDoor(
   deps: AppDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const api = getRequestListener(app.fetch);
+  const creates = new CreateQueue(deps.sessions);
   return (req, res) => {
     const started = performance.now();
     const path = req.url;
@@ -31,20 +34,27 @@ export function frontDoor(
       answer({ req, res, started, log: deps.log }, 200, {}, healthOf(deps));
       return;
     }
-    if (req.method === 'POST' && path === ENDPOINTS.createSession.path) {
-      const secret = secretOf(req.headers.authorization ?? null);
-      const refusal =
-        secret === undefined ? undefined : deps.sessions.refusalFromMemory(hashSecret(secret));
-      if (refusal) {
+    const secret =
+      req.method === 'POST' && path === ENDPOINTS.createSession.path
+        ? secretOf(req.headers.authorization ?? null)
+        : undefined;
+    if (secret === undefined) {
+      void api(req, res);
+      return;
+    }
+    creates.route(hashSecret(secret), {
+      refuse: (refusal) => {
         // The body is not needed: read and dropped, so that the connection can carry the next.
         req.resume();
         const requestId = newId(ID_PREFIXES.request);
         const { status, headers, body } = errorEnvelope(apiErrorOf(refusal), requestId);
         answer({ req, res, started, log: deps.log }, status, headers, body, requestId);
-        return;
-      }
-    }
-    void api(req, res);
+      },
+      pass: (closed) => {
+        res.once('close', closed);
+        void api(req, res);
+      },
+    });
   };
 }
 

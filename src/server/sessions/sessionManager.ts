@@ -74,11 +74,21 @@ export class SessionManager {
 
   /**
    * The refusal of a create that comes with this secret (its hash), answered before the request
-   * is authenticated: its key is at its cap by the database's last count (createAdmission.ts).
+   * is authenticated: its key's live and starting sessions make its cap (createAdmission.ts).
    * Undefined when the create must go the whole way.
    */
   refusalFromMemory(secretHash: string): SessionError | undefined {
     return this.creation.refusalFromMemory(secretHash);
+  }
+
+  /** How many more creates with this secret would be let through now; undefined if unknown. */
+  createRoomFor(secretHash: string): number | undefined {
+    return this.admission.roomFor(secretHash);
+  }
+
+  /** Calls `judged` each time a create with this secret is judged; returns the unsubscribe. */
+  watchCreateJudgements(secretHash: string, judged: () => void): () => void {
+    return this.admission.watchJudgements(secretHash, judged);
   }
 
   async get(key: ApiKeyRecord, id: string): Promise<SessionRecord> {

@@ -58,6 +58,8 @@ export class CreateAdmission {
   private readonly keys = new Map<string, KeyState>();
   /** Key ids by the hash of their secret. */
   private readonly bySecret = new Map<string, string>();
+  /** Who is told of each create of a secret (its hash) judged here (`watchJudgements`). */
+  private readonly judgedWatchers = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly trustedMs = LIVE_COUNT_TRUSTED_MS,
@@ -75,12 +77,34 @@ export class CreateAdmission {
   ): { ticket: CreateTicket } | { refused: Refusal } {
     const s = this.stateOf(keyId, cap, secretHash);
     const refused = this.refusalOf(s);
-    if (refused) {
-      this.forgetIdle(keyId, s);
-      return { refused };
-    }
-    s.starting++;
-    return { ticket: { keyId, ends: s.ends } };
+    if (refused) this.forgetIdle(keyId, s);
+    else s.starting++;
+    if (secretHash !== undefined) this.judged(secretHash);
+    return refused ? { refused } : { ticket: { keyId, ends: s.ends } };
+  }
+
+  /**
+   * Calls `judged` each time a create that comes with this secret (its hash) is judged here,
+   * let through or refused (then `refusalFor` and `roomFor` know its key), until unsubscribed.
+   */
+  watchJudgements(secretHash: string, judged: () => void): () => void {
+    const watchers = this.judgedWatchers.get(secretHash) ?? new Set();
+    watchers.add(judged);
+    this.judgedWatchers.set(secretHash, watchers);
+    return () => {
+      watchers.delete(judged);
+      if (watchers.size === 0) this.judgedWatchers.delete(secretHash);
+    };
+  }
+
+  /**
+   * How many more creates with this secret would be let through now (its key's cap less its
+   * live and starting sessions); undefined when no create with it was judged here lately.
+   */
+  roomFor(secretHash: string): number | undefined {
+    const keyId = this.bySecret.get(secretHash);
+    const s = keyId === undefined ? undefined : this.keys.get(keyId);
+    return s && Math.max(0, s.cap - this.trustedLive(s) - s.starting);
   }
 
   /**
@@ -128,6 +152,10 @@ export class CreateAdmission {
     if (s.secretHash !== undefined) this.bySecret.delete(s.secretHash);
     s.secretHash = undefined;
     this.ended(keyId);
+  }
+
+  private judged(secretHash: string): void {
+    for (const judged of this.judgedWatchers.get(secretHash) ?? []) judged();
   }
 
   /** Keys with a create on its way or a count known (for tests and diagnostics). */

@@ -1,0 +1,110 @@
+import type { SessionError } from '../sessions/sessionErrors.js';
+
+/** What the queue asks of the sessions' admission (sessions/creation/createAdmission.ts). */
+export interface CreateJudge {
+  /** The refusal of a create with this secret (its hash), from memory, if its key is full. */
+  refusalFromMemory(secretHash: string): SessionError | undefined;
+  /** How many more creates with this secret would be let through now; undefined if unknown. */
+  createRoomFor(secretHash: string): number | undefined;
+  /** Calls `judged` each time a create with this secret is judged; returns the unsubscribe. */
+  watchCreateJudgements(secretHash: string, judged: () => void): () => void;
+}
+
+/** One create in the listener: refused there, or passed on to the app. */
+export interface QueuedCreate {
+  refuse(error: SessionError): void;
+  /** Sends it on to the app; `closed` runs once its answer is sent or its connection gone. */
+  pass(closed: () => void): void;
+}
+
+interface SecretLine {
+  /** Creates passed on to the app, oldest first, until their answer closes. */
+  passed: { judged: boolean }[];
+  /** Creates held here, in arrival order. */
+  held: QueuedCreate[];
+  unwatch: () => void;
+}
+
+/**
+ * Creates of one secret held in the listener while as many as could be let through are being
+ * judged by the app, so that a burst's first wave against a key whose count the node does not
+ * know yet (a retry storm after a restart, or a second past its last answer) is refused here,
+ * from memory, once the creates that fit are on their way, instead of each refusal going through
+ * the framework, its middleware and the key's lookup.
+ *
+ * Per secret: as many creates go on to the app as its key has room for (one while the key is
+ * unknown); the others wait for one of those to be judged (let through or refused by the
+ * admission, a lookup and a few microseconds after it reached the app) and are then refused
+ * here, or passed on, in arrival order. A create that goes on to the app and answers without
+ * being judged (a bad secret, a bad body, a database outage) releases every create held behind
+ * it to the app: the queue never turns an answer the app would give into another one, and never
+ * holds a create longer than one create of the same secret takes to reach its judgement.
+ */
+export class CreateQueue {
+  private readonly lines = new Map<string, SecretLine>();
+
+  constructor(private readonly judge: CreateJudge) {}
+
+  /** Refuses `create` from memory, passes it on to the app, or holds it until one of those. */
+  route(secretHash: string, create: QueuedCreate): void {
+    this.lineOf(secretHash).held.push(create);
+    this.release(secretHash);
+  }
+
+  /** Secrets with creates passed on or held (for tests). */
+  get size(): number {
+    return this.lines.size;
+  }
+
+  private lineOf(secretHash: string): SecretLine {
+    let line = this.lines.get(secretHash);
+    if (!line) {
+      const created: SecretLine = { passed: [], held: [], unwatch: () => undefined };
+      created.unwatch = this.judge.watchCreateJudgements(secretHash, () => {
+        // The oldest create passed on and not judged yet is taken to be the one judged.
+        const judged = created.passed.find((p) => !p.judged);
+        if (judged) judged.judged = true;
+        queueMicrotask(() => this.release(secretHash));
+      });
+      this.lines.set(secretHash, created);
+      line = created;
+    }
+    return line;
+  }
+
+  /** Refuses or passes on the held creates that can be, in arrival order. */
+  private release(secretHash: string): void {
+    const line = this.lines.get(secretHash);
+    if (!line) return;
+    while (line.held.length > 0) {
+      const refusal = this.judge.refusalFromMemory(secretHash);
+      if (refusal) {
+        line.held.shift()!.refuse(refusal);
+        continue;
+      }
+      const judging = line.passed.filter((p) => !p.judged).length;
+      if (judging >= (this.judge.createRoomFor(secretHash) ?? 1)) break;
+      this.pass(secretHash, line, line.held.shift()!);
+    }
+    this.forgetIfIdle(secretHash, line);
+  }
+
+  private pass(secretHash: string, line: SecretLine, create: QueuedCreate): void {
+    const entry = { judged: false };
+    line.passed.push(entry);
+    create.pass(() => {
+      line.passed.splice(line.passed.indexOf(entry), 1);
+      if (!entry.judged) {
+        // Answered before its judgement: the app answers the others too, as it would have.
+        for (const held of line.held.splice(0)) this.pass(secretHash, line, held);
+      }
+      this.release(secretHash);
+    });
+  }
+
+  private forgetIfIdle(secretHash: string, line: SecretLine): void {
+    if (line.passed.length > 0 || line.held.length > 0) return;
+    line.unwatch();
+    this.lines.delete(secretHash);
+  }
+}
