@@ -1,4 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { EventLoopTurns, openEmbeddedDatabase } from '../../src/server/store/database.js';
 import { copyTemplate } from './templateDatabase.js';
@@ -61,6 +61,16 @@ describe('EventLoopTurns', () => {
     expect(await Promise.all(pieces)).toEqual([1, 2, 3]);
     expect(order.indexOf('other work')).toBeGreaterThan(-1);
     expect(order.indexOf('other work')).toBeLessThan(order.indexOf('piece 3'));
+  });
+
+  it('runs a piece that comes while the loop was idle at once, not after the rest of the turn', async () => {
+    const turns = new EventLoopTurns(10);
+    await turns.take(async () => undefined);
+    await sleep(30); // longer than a slice, with nothing to run
+    const order: string[] = [];
+    setImmediate(() => order.push('the loop turned'));
+    await turns.take(async () => order.push('piece'));
+    expect(order).toEqual(['piece']);
   });
 
   it('runs pieces back to back within a slice, and a failed piece does not stop the next', async () => {

@@ -75,13 +75,16 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
 }
 
 /**
- * Work that runs one piece at a time, in arrival order. Pieces run back to back for at most
- * `sliceMs`; the next one then starts in a later turn of the event loop, so that I/O, timers
- * and other requests run in between.
+ * Work that runs one piece at a time, in arrival order. A slice opens with the first piece that
+ * runs in a turn of the event loop, at once, and closes when the loop turns; within it, pieces
+ * run back to back for at most `sliceMs`, and the next one then starts in a later turn, so that
+ * I/O, timers and other requests run in between. A statement that comes while the loop was idle
+ * (a request's key lookup) thus runs at once, not after the rest of the turn.
  */
 export class EventLoopTurns {
   private last: Promise<unknown> = Promise.resolve();
-  private sliceStarted = performance.now();
+  /** When the open slice started; undefined when none is open in this turn of the loop. */
+  private sliceStarted: number | undefined;
 
   constructor(private readonly sliceMs = EVENT_LOOP_SLICE_MS) {}
 
@@ -93,9 +96,18 @@ export class EventLoopTurns {
 
   /** Resolves at once within a slice, else in the next turn of the event loop (a new slice). */
   async yieldIfLong(): Promise<void> {
+    if (this.sliceStarted === undefined) {
+      this.openSlice();
+      return;
+    }
     if (performance.now() - this.sliceStarted < this.sliceMs) return;
     await nextTurn();
+    this.openSlice();
+  }
+
+  private openSlice(): void {
     this.sliceStarted = performance.now();
+    setImmediate(() => (this.sliceStarted = undefined));
   }
 }
 
