@@ -99,9 +99,25 @@ export function postgresUnavailableReason(): string | undefined {
   return undefined;
 }
 
+/**
+ * A PostgreSQL server of its own, on a free port. A first start that fails is tried again on a
+ * new port and data directory, twice at most: the port is free when chosen, but another test
+ * process (a LiveKit server, another PostgreSQL) can take it before the server binds it.
+ */
 export async function startTestPostgres(
   log: (line: string) => void = () => undefined,
 ): Promise<TestPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTestPostgresOnce(log);
+    } catch (err) {
+      if (attempt === 3) throw err;
+      log(`${(err as Error).message}: trying again on another port`);
+    }
+  }
+}
+
+async function startTestPostgresOnce(log: (line: string) => void): Promise<TestPostgres> {
   const databaseDir = join(tmpdir(), `visage-pg-${randomBytes(6).toString('hex')}`);
   if (isRoot()) {
     log(
@@ -127,16 +143,29 @@ export async function startTestPostgres(
       '-c',
       `unix_socket_directories=${databaseDir}`,
     ],
-    onLog: () => undefined,
+    // The server's last lines, to say why it did not start.
+    onLog: (line: unknown) => {
+      lastLines.push(String(line).trim());
+      lastLines.splice(0, lastLines.length - 5);
+    },
     onError: (err: unknown) => (errors += String(err)),
   });
+  const lastLines: string[] = [];
   await server.initialise();
   const start = async () => {
     await server.start().catch((err: unknown) => {
-      throw new Error(`embedded PostgreSQL did not start: ${String(err ?? '')} ${errors}`);
+      throw new Error(
+        `embedded PostgreSQL did not start: ${String(err ?? '')} ${errors} ${lastLines.join(' | ')}`,
+      );
     });
   };
-  await start();
+  try {
+    await start();
+  } catch (err) {
+    await server.stop().catch(() => undefined);
+    rmSync(databaseDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url: (database = 'postgres') =>
       `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
