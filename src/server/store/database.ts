@@ -38,9 +38,9 @@ export interface Database extends Executor {
  * in one turn of the event loop, for hundreds of milliseconds, with every request and `/healthz`
  * waiting behind it (measured: bench/burst.bench.ts). So statements take turns (EventLoopTurns):
  * one statement or one transaction at a time, as PGlite's single connection runs them anyway;
- * once they have held the event loop for EVENT_LOOP_SLICE_MS, the next statement (also within a
- * transaction) waits for the next turn of the loop. The loop is then held for about a slice and
- * one statement at most.
+ * once they have held the event loop for EVENT_LOOP_SLICE_MS in one turn of it, the next
+ * statement (also within a transaction) waits for the next turn. The database then holds a turn
+ * for about a slice and one statement at most.
  */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
@@ -51,20 +51,23 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     kind: 'embedded',
     query: <T>(sql: string, params: unknown[] = []) =>
       turns.take(async () => ({ rows: (await pg.query<T>(sql, params)).rows })),
+    // A transaction's statements are timed one by one (it may wait for turns between them).
     transaction: (fn) =>
-      turns.take(() =>
-        pg.transaction((tx) =>
-          fn({
-            query: async <T>(sql: string, params: unknown[] = []) => {
-              await turns.yieldIfLong();
-              return { rows: (await tx.query<T>(sql, params)).rows };
-            },
-            exec: async (sql) => {
-              await turns.yieldIfLong();
-              await tx.exec(sql);
-            },
-          }),
-        ),
+      turns.take(
+        () =>
+          pg.transaction((tx) =>
+            fn({
+              query: async <T>(sql: string, params: unknown[] = []) => {
+                await turns.yieldIfLong();
+                return { rows: (await turns.held(() => tx.query<T>(sql, params))).rows };
+              },
+              exec: async (sql) => {
+                await turns.yieldIfLong();
+                await turns.held(() => tx.exec(sql));
+              },
+            }),
+          ),
+        false,
       ),
     exec: (sql) =>
       turns.take(async () => {
@@ -75,39 +78,50 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
 }
 
 /**
- * Work that runs one piece at a time, in arrival order. A slice opens with the first piece that
- * runs in a turn of the event loop, at once, and closes when the loop turns; within it, pieces
- * run back to back for at most `sliceMs`, and the next one then starts in a later turn, so that
- * I/O, timers and other requests run in between. A statement that comes while the loop was idle
- * (a request's key lookup) thus runs at once, not after the rest of the turn.
+ * Work that runs one piece at a time, in arrival order, holding the event loop for at most
+ * `sliceMs` (and one piece) per turn of it: once the pieces run in a turn have taken that long,
+ * the next one waits for the next turn, so that I/O, timers and other requests run in between.
+ * Only the pieces' own time counts: a statement that comes in a turn busy with other work (a
+ * burst's requests being read) runs at once while the database has not had its share of it.
  */
 export class EventLoopTurns {
   private last: Promise<unknown> = Promise.resolve();
-  /** When the open slice started; undefined when none is open in this turn of the loop. */
-  private sliceStarted: number | undefined;
+  /** Milliseconds the pieces have held the event loop in this turn of it. */
+  private heldMs = 0;
+  private turnWatched = false;
 
   constructor(private readonly sliceMs = EVENT_LOOP_SLICE_MS) {}
 
-  take<T>(work: () => Promise<T>): Promise<T> {
-    const turn = this.last.then(() => this.yieldIfLong()).then(work);
+  /** Runs `work` after the pieces before it; `timed`: its whole run counts as holding the loop. */
+  take<T>(work: () => Promise<T>, timed = true): Promise<T> {
+    const turn = this.last
+      .then(() => this.yieldIfLong())
+      .then(() => (timed ? this.held(work) : work()));
     this.last = turn.catch(() => undefined);
     return turn;
   }
 
-  /** Resolves at once within a slice, else in the next turn of the event loop (a new slice). */
+  /** Resolves at once while the pieces have had less than their share of this turn. */
   async yieldIfLong(): Promise<void> {
-    if (this.sliceStarted === undefined) {
-      this.openSlice();
-      return;
-    }
-    if (performance.now() - this.sliceStarted < this.sliceMs) return;
+    if (this.heldMs < this.sliceMs) return;
     await nextTurn();
-    this.openSlice();
   }
 
-  private openSlice(): void {
-    this.sliceStarted = performance.now();
-    setImmediate(() => (this.sliceStarted = undefined));
+  /** Runs one piece, counting its time against this turn's share. */
+  async held<T>(work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.heldMs += performance.now() - started;
+      if (!this.turnWatched) {
+        this.turnWatched = true;
+        setImmediate(() => {
+          this.heldMs = 0;
+          this.turnWatched = false;
+        });
+      }
+    }
   }
 }
 
