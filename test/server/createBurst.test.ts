@@ -75,7 +75,8 @@ describe('a burst of creates against a key at its cap', () => {
     // The key's lookup waits until the whole wave is in the listener, so none is judged before.
     let arrived!: () => void;
     const allArrived = new Promise<void>((resolve) => (arrived = resolve));
-    const seen = vi.spyOn(s.sessions, 'refusalFromMemory');
+    // Each create that reaches the listener asks whether its secret's key is known.
+    const seen = vi.spyOn(s.sessions, 'knowsCreateSecret');
     const lookup = s.store.findActiveKeyBySecret.bind(s.store);
     vi.spyOn(s.store, 'findActiveKeyBySecret').mockImplementation(async (secret) => {
       await allArrived;

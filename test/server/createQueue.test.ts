@@ -11,11 +11,11 @@ import { CapacityRefusedError } from '../../src/server/sessions/sessionErrors.js
 
 function queueOn(admission: CreateAdmission) {
   return new CreateQueue({
-    refusalFromMemory: (hash) => {
-      const r = admission.refusalFor(hash);
+    refusalFromMemory: (hash, passedOn) => {
+      const r = admission.refusalFor(hash, passedOn);
       return r && new CapacityRefusedError('concurrency_cap', r.active, r.cap, r.starting);
     },
-    createRoomFor: (hash) => admission.roomFor(hash),
+    knowsCreateSecret: (hash) => admission.knows(hash),
     watchCreateJudgements: (hash, judged) => admission.watchJudgements(hash, judged),
   });
 }
@@ -43,29 +43,16 @@ function create() {
 const settled = () => new Promise<void>((resolve) => queueMicrotask(resolve));
 
 describe('CreateQueue', () => {
-  it('passes one create of an unknown secret on, then as many as its key has room for, and refuses the rest once they are judged', async () => {
+  it('passes one create of an unknown secret on, then as many as its key has room for, and refuses the rest at once', async () => {
     const admission = new CreateAdmission();
     const queue = queueOn(admission);
     const creates = Array.from({ length: 6 }, create);
     for (const c of creates) queue.route('hash-k', c.queued);
     expect(creates.map((c) => c.fate)).toEqual(['passed', ...Array(5).fill('held')]);
 
-    // The app judges the first (cap 3): two more may go on, the rest stay held.
+    // The app judges the first (cap 3): two more go on, and hold the last slots on their way.
     const first = admission.enter('k', 3, 'hash-k');
     expect('ticket' in first).toBe(true);
-    await settled();
-    expect(creates.map((c) => c.fate)).toEqual([
-      'passed',
-      'passed',
-      'passed',
-      'held',
-      'held',
-      'held',
-    ]);
-
-    // Those two are judged and let through: the key is full with creates starting.
-    admission.enter('k', 3, 'hash-k');
-    admission.enter('k', 3, 'hash-k');
     await settled();
     expect(creates.map((c) => c.fate)).toEqual([
       'passed',
@@ -76,10 +63,16 @@ describe('CreateQueue', () => {
       'refused',
     ]);
     expect(creates[5]!.message).toMatch(/3 of them being created now/);
-    // A later one is refused at once.
+    // A later one is refused at once, as long as those two are on their way or starting.
     const late = create();
     queue.route('hash-k', late.queued);
     expect(late.fate).toBe('refused');
+    admission.enter('k', 3, 'hash-k');
+    admission.enter('k', 3, 'hash-k');
+    await settled();
+    const later = create();
+    queue.route('hash-k', later.queued);
+    expect(later.fate).toBe('refused');
     for (const c of creates.slice(0, 3)) c.close();
     expect(queue.size).toBe(0);
   });

@@ -2,10 +2,13 @@ import type { SessionError } from '../sessions/sessionErrors.js';
 
 /** What the queue asks of the sessions' admission (sessions/creation/createAdmission.ts). */
 export interface CreateJudge {
-  /** The refusal of a create with this secret (its hash), from memory, if its key is full. */
-  refusalFromMemory(secretHash: string): SessionError | undefined;
-  /** How many more creates with this secret would be let through now; undefined if unknown. */
-  createRoomFor(secretHash: string): number | undefined;
+  /**
+   * The refusal of a create with this secret (its hash), from memory, if its key's live and
+   * starting sessions, with `passedOn` creates on their way to be judged, make its cap.
+   */
+  refusalFromMemory(secretHash: string, passedOn: number): SessionError | undefined;
+  /** Whether a create with this secret was judged lately: its key is known by it. */
+  knowsCreateSecret(secretHash: string): boolean;
   /** Calls `judged` each time a create with this secret is judged; returns the unsubscribe. */
   watchCreateJudgements(secretHash: string, judged: () => void): () => void;
 }
@@ -26,19 +29,19 @@ interface SecretLine {
 }
 
 /**
- * Creates of one secret held in the listener while as many as could be let through are being
- * judged by the app, so that a burst's first wave against a key whose count the node does not
- * know yet (a retry storm after a restart, or a second past its last answer) is refused here,
- * from memory, once the creates that fit are on their way, instead of each refusal going through
- * the framework, its middleware and the key's lookup.
+ * A burst's creates, sorted in the listener by their secret, so that its first wave against a
+ * key whose count the node does not know yet (a retry storm after a restart, or a second past
+ * its last answer) is refused there, from memory, instead of each refusal going through the
+ * framework, its middleware and the key's lookup to find the key full.
  *
- * Per secret: as many creates go on to the app as its key has room for (one while the key is
- * unknown); the others wait for one of those to be judged (let through or refused by the
- * admission, a lookup and a few microseconds after it reached the app) and are then refused
- * here, or passed on, in arrival order. A create that goes on to the app and answers without
- * being judged (a bad secret, a bad body, a database outage) releases every create held behind
- * it to the app: the queue never turns an answer the app would give into another one, and never
- * holds a create longer than one create of the same secret takes to reach its judgement.
+ * Per secret: while its key is unknown, one create goes on to the app and the others wait here
+ * for it to be judged (a lookup and a few microseconds after it reached the app). Once the key is
+ * known, as many go on as it has room for, and the creates on their way to be judged hold their
+ * slots like the creates starting (createAdmission.ts): the rest are refused here at once. A
+ * create that goes on to the app and answers without being judged (a bad secret, a bad body, a
+ * database outage) releases every create held behind it to the app: the queue never turns an
+ * answer the app would give into another one, and holds a create no longer than one create of
+ * the same secret takes to reach its judgement.
  */
 export class CreateQueue {
   private readonly lines = new Map<string, SecretLine>();
@@ -77,14 +80,16 @@ export class CreateQueue {
     const line = this.lines.get(secretHash);
     if (!line) return;
     while (line.held.length > 0) {
-      const refusal = this.judge.refusalFromMemory(secretHash);
-      if (refusal) {
-        line.held.shift()!.refuse(refusal);
+      const judging = line.passed.filter((p) => !p.judged).length;
+      if (!this.judge.knowsCreateSecret(secretHash)) {
+        // An unknown key: one create goes on to find it; the others wait for its judgement.
+        if (judging > 0) break;
+        this.pass(secretHash, line, line.held.shift()!);
         continue;
       }
-      const judging = line.passed.filter((p) => !p.judged).length;
-      if (judging >= (this.judge.createRoomFor(secretHash) ?? 1)) break;
-      this.pass(secretHash, line, line.held.shift()!);
+      const refusal = this.judge.refusalFromMemory(secretHash, judging);
+      if (refusal) line.held.shift()!.refuse(refusal);
+      else this.pass(secretHash, line, line.held.shift()!);
     }
     this.forgetIfIdle(secretHash, line);
   }

@@ -74,16 +74,17 @@ export class SessionManager {
 
   /**
    * The refusal of a create that comes with this secret (its hash), answered before the request
-   * is authenticated: its key's live and starting sessions make its cap (createAdmission.ts).
-   * Undefined when the create must go the whole way.
+   * is authenticated: its key's live and starting sessions, with `passedOn` more creates on their
+   * way to be judged, make its cap (createAdmission.ts). Undefined when the create must go the
+   * whole way.
    */
-  refusalFromMemory(secretHash: string): SessionError | undefined {
-    return this.creation.refusalFromMemory(secretHash);
+  refusalFromMemory(secretHash: string, passedOn = 0): SessionError | undefined {
+    return this.creation.refusalFromMemory(secretHash, passedOn);
   }
 
-  /** How many more creates with this secret would be let through now; undefined if unknown. */
-  createRoomFor(secretHash: string): number | undefined {
-    return this.admission.roomFor(secretHash);
+  /** Whether a create with this secret was judged here lately (createAdmission.ts). */
+  knowsCreateSecret(secretHash: string): boolean {
+    return this.admission.knows(secretHash);
   }
 
   /** Calls `judged` each time a create with this secret is judged; returns the unsubscribe. */

@@ -85,7 +85,7 @@ export class CreateAdmission {
 
   /**
    * Calls `judged` each time a create that comes with this secret (its hash) is judged here,
-   * let through or refused (then `refusalFor` and `roomFor` know its key), until unsubscribed.
+   * let through or refused (then `knows` and `refusalFor` know its key), until unsubscribed.
    */
   watchJudgements(secretHash: string, judged: () => void): () => void {
     const watchers = this.judgedWatchers.get(secretHash) ?? new Set();
@@ -97,25 +97,22 @@ export class CreateAdmission {
     };
   }
 
-  /**
-   * How many more creates with this secret would be let through now (its key's cap less its
-   * live and starting sessions); undefined when no create with it was judged here lately.
-   */
-  roomFor(secretHash: string): number | undefined {
+  /** Whether a create with this secret was judged here lately (its key is known by it). */
+  knows(secretHash: string): boolean {
     const keyId = this.bySecret.get(secretHash);
-    const s = keyId === undefined ? undefined : this.keys.get(keyId);
-    return s && Math.max(0, s.cap - this.trustedLive(s) - s.starting);
+    return keyId !== undefined && this.keys.has(keyId);
   }
 
   /**
    * The refusal of a create that comes with this secret (its hash), when its key's last create
-   * here came with it and its live and starting sessions make its cap; else undefined (the
-   * create goes the whole way: authenticated, then `enter`).
+   * here came with it and its live and starting sessions, with `passedOn` more creates on their
+   * way to be judged, make its cap; else undefined (the create goes the whole way:
+   * authenticated, then `enter`).
    */
-  refusalFor(secretHash: string): (Refusal & { keyId: string }) | undefined {
+  refusalFor(secretHash: string, passedOn = 0): (Refusal & { keyId: string }) | undefined {
     const keyId = this.bySecret.get(secretHash);
     const s = keyId === undefined ? undefined : this.keys.get(keyId);
-    const refused = s && this.refusalOf(s);
+    const refused = s && this.refusalOf(s, passedOn);
     return refused && { keyId: keyId!, ...refused };
   }
 
@@ -175,11 +172,14 @@ export class CreateAdmission {
     return s;
   }
 
-  /** The refusal of the key's next create, if its live and starting sessions make its cap. */
-  private refusalOf(s: KeyState): Refusal | undefined {
+  /**
+   * The refusal of the key's next create, if its live and starting sessions (and `passedOn`
+   * creates on their way to `enter`) make its cap.
+   */
+  private refusalOf(s: KeyState, passedOn = 0): Refusal | undefined {
     const live = this.trustedLive(s);
-    if (live + s.starting < s.cap) return undefined;
-    const starting = Math.min(s.starting, Math.max(0, s.cap - live));
+    if (live + s.starting + passedOn < s.cap) return undefined;
+    const starting = Math.min(s.starting + passedOn, Math.max(0, s.cap - live));
     return { active: Math.max(live, s.cap), cap: s.cap, starting };
   }
 

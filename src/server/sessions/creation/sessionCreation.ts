@@ -103,8 +103,8 @@ export class SessionCreation {
    * is authenticated: its key is at its cap by the database's last count (createAdmission.ts).
    * Undefined when the create must go the whole way.
    */
-  refusalFromMemory(secretHash: string): SessionError | undefined {
-    const refused = this.o.admission.refusalFor(secretHash);
+  refusalFromMemory(secretHash: string, passedOn = 0): SessionError | undefined {
+    const refused = this.o.admission.refusalFor(secretHash, passedOn);
     return refused && refusalError({ refused: 'concurrency_cap', ...refused });
   }
 
