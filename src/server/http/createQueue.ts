@@ -39,9 +39,10 @@ interface SecretLine {
  * known, as many go on as it has room for, and the creates on their way to be judged hold their
  * slots like the creates starting (createAdmission.ts): the rest are refused here at once. A
  * create that goes on to the app and answers without being judged (a bad secret, a bad body, a
- * database outage) releases every create held behind it to the app: the queue never turns an
- * answer the app would give into another one, and holds a create no longer than one create of
- * the same secret takes to reach its judgement.
+ * database outage) releases every create held behind it to the app, which answers them as it
+ * would have. So a create waits here no longer than one create of its secret takes to reach its
+ * judgement, and the only answers that differ from the app's are refusals given while creates
+ * on their way hold the last slots: had one of those failed, the refused one could have fit.
  */
 export class CreateQueue {
   private readonly lines = new Map<string, SecretLine>();
