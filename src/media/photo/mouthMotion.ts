@@ -43,7 +43,12 @@ const MAX_JAW_SHARE = 0.25;
 const MAX_UPPER_SHARE = 0.15;
 /** Lips closing over what the photo shows between them: the upper lip's share of the way. */
 const CLOSE_UPPER_SHARE = 0.25;
-/** A mouth that already shows teeth still opens this share of a shape's opening below them. */
+/**
+ * A mouth that already shows teeth still opens this share of a shape's opening below them, and
+ * at least as much dark as the teeth are tall (within the shape's opening; the photo's own dark
+ * below them counts): a broad smile's tall teeth over a sliver of dark read as teeth clenched,
+ * not a mouth open (face-api's sample6, smiling: 18 px of teeth over 9 px of dark, now 16).
+ */
 const MIN_DARK_SHARE = 0.4;
 /** A smile let go narrows the mouth by up to this share (a broad smile stretches it). */
 const SMILE_NARROWING = 0.08;
@@ -147,7 +152,12 @@ export function mouthPose(
     const want = (full.openTop + full.openBottom) * k * OPENING_SCALE * profile(t);
     // Every shape but the lip closures (m, b, p; f, v) opens the dark below the teeth by a share
     // of its own opening at least (s and z part the teeth a little too); those close the lips.
-    const wide = closes ? want : Math.max(want, gap + MIN_DARK_SHARE * want);
+    // And at least as much dark below the teeth as they are tall (see MIN_DARK_SHARE).
+    const darkLeast = Math.min(
+      want,
+      Math.max(MIN_DARK_SHARE * want, edge - upper - (lower - edge)),
+    );
+    const wide = closes ? want : Math.max(want, gap + darkLeast);
     const target = gap + (wide - gap) * a;
     let upperTo: number;
     let lowerTo: number;

@@ -104,7 +104,12 @@ export async function buildPhotoAvatar(
   const cropSource = upright?.source ?? source;
   if (upright) landmarks = upright.landmarks;
   // The frame's corner on a whole pixel of the scaled picture: the crop is exact.
-  const chosen = chooseFraming(landmarks, cropSource.width, cropSource.height);
+  const chosen = chooseFraming(
+    landmarks,
+    cropSource.width,
+    cropSource.height,
+    upright && { inPicture: upright.inPicture, least: upright.least },
+  );
   const scale = 512 / chosen.size;
   const left = Math.round(chosen.x * scale);
   const top = Math.round(chosen.y * scale);

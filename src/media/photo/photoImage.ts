@@ -150,6 +150,8 @@ export interface TurnedRegion {
   source: PhotoSource;
   /** A point of the original picture in the turned one. */
   map: (p: { x: number; y: number }) => { x: number; y: number };
+  /** A point of the turned picture in the original one (map's inverse). */
+  unmap: (p: { x: number; y: number }) => { x: number; y: number };
 }
 
 /**
@@ -207,6 +209,11 @@ export async function turnRegion(
       const dx = x - cx;
       const dy = y - cy;
       return { x: info.width / 2 + dx * cos - dy * sin, y: info.height / 2 + dx * sin + dy * cos };
+    },
+    unmap: ({ x, y }) => {
+      const dx = x - info.width / 2;
+      const dy = y - info.height / 2;
+      return { x: cx + dx * cos + dy * sin, y: cy - dx * sin + dy * cos };
     },
   };
 }

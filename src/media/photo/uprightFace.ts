@@ -1,4 +1,4 @@
-import { chooseFraming } from './framing.js';
+import { chooseFraming, fittingSize } from './framing.js';
 import { isHumanFace, type FaceLimits } from './findFace.js';
 import { LEFT_EYE, mean, RIGHT_EYE, distance, type Point } from './landmarks.js';
 import { decodeFitted, turnRegion, type PhotoSource, type Region } from './photoImage.js';
@@ -11,14 +11,22 @@ import type { PhotoThreadPool } from './photoThreadPool.js';
  * it is (it looks natural, and turning resamples the photo).
  */
 export const UPRIGHT_BEYOND_DEG = 15;
-/** The turned part's side, as a share of the frame's (the frame's square turned fits inside). */
-const REGION_SHARE = 1.6;
+/**
+ * What the turned part holds around the eyes, as shares of the frame's side: the frame's square
+ * (the eyes at 40 % of its height, framing.ts) with the canvas's margin, and below it as far as
+ * the chin's room can move the square down.
+ */
+const HOLDS = { across: 0.54, above: 0.44, below: 0.99 };
 
 export interface UprightFace {
   /** The turned part of the picture, to cut the frame from. */
   source: PhotoSource;
   /** The face's landmarks in it. */
   landmarks: Point[];
+  /** Whether a point of it lies in the photo (the turn brings in corners from outside it). */
+  inPicture: (p: Point) => boolean;
+  /** The frame's least side (framing.ts): the one it would have had in the photo as it is. */
+  least: number;
   /** How far it was turned, clockwise, and which square of the original picture it is. */
   degrees: number;
   region: Region;
@@ -34,12 +42,36 @@ export async function turnUpright(
 ): Promise<UprightFace | undefined> {
   if (Math.abs(rollDeg) <= UPRIGHT_BEYOND_DEG) return undefined;
   const eyes = mean([mean(landmarks, LEFT_EYE), mean(landmarks, RIGHT_EYE)], [0, 1]);
-  const framing = chooseFraming(landmarks, Infinity, Infinity);
-  const size = framing.size * REGION_SHARE;
-  const region = { left: eyes.x - size / 2, top: eyes.y - size / 2, size };
   const degrees = -rollDeg;
+  const inSource = (p: Point) =>
+    p.x >= 0 && p.y >= 0 && p.x <= source.width && p.y <= source.height;
+  // The frame's side in the upright face, as far as the photo covers its square (framing.ts):
+  // the square's corners, turned back about the eyes, in the photo. The turned part is only as
+  // large as that frame needs.
+  const cos = Math.cos((degrees * Math.PI) / 180);
+  const sin = Math.sin((degrees * Math.PI) / 180);
+  const unturned = (p: Point) => {
+    const dx = p.x - eyes.x;
+    const dy = p.y - eyes.y;
+    return { x: eyes.x + dx * cos + dy * sin, y: eyes.y - dx * sin + dy * cos };
+  };
+  const wanted = chooseFraming(landmarks, Infinity, Infinity).size;
+  const least = Math.min(wanted, chooseFraming(landmarks, source.width, source.height).size);
+  const frameSide = fittingSize(eyes, wanted, least, (p) => inSource(unturned(p)));
+  // The turned part: the square about the eyes that holds HOLDS of the frame turned.
+  const half = Math.max(
+    ...[-HOLDS.across, HOLDS.across].flatMap((a) =>
+      [-HOLDS.above, HOLDS.below].map((b) => {
+        const p = unturned({ x: eyes.x + a * frameSide, y: eyes.y + b * frameSide });
+        return Math.max(Math.abs(p.x - eyes.x), Math.abs(p.y - eyes.y));
+      }),
+    ),
+  );
+  const size = 2 * half;
+  const region = { left: eyes.x - size / 2, top: eyes.y - size / 2, size };
   const turned = await turnRegion(source, region, degrees);
   const moved = landmarks.map(turned.map);
+  const inPicture = (p: Point) => inSource(turned.unmap(p));
 
   // The same face found again, upright: the human face nearest to where the turn put it.
   const picture = await decodeFitted(turned.source, options.detectionSide);
@@ -58,5 +90,12 @@ export async function turnUpright(
       bestDistance = d;
     }
   }
-  return { source: turned.source, landmarks: best ?? moved, degrees, region };
+  return {
+    source: turned.source,
+    landmarks: best ?? moved,
+    inPicture,
+    least,
+    degrees,
+    region,
+  };
 }

@@ -11,6 +11,12 @@ import { figuresRow, measurePortrait, mouthFailures } from './mouthFigures.js';
  * dark of the mouth below them (the inner mouth's top band brighter than its middle; the photo's
  * own upper teeth still showing at least 60 % of their height), whether the photo smiles with
  * its teeth or keeps its lips closed. See docs/photo-avatars.md.
+ *
+ * Like with like: where the build turned a tilted head upright, the frame is compared with the
+ * photo turned by the same angle. The recognition net does not align a face by its roll, so the
+ * tilted photo is as far from itself turned upright (0.72 at 44 degrees, 0.70 at 25, 0.44 at
+ * 15.5, no rendering involved) as from the frames: compared with it, the figure measured the
+ * turn, not the person (mouthFigures.ts, photoToCompare).
  */
 
 /**
@@ -20,35 +26,15 @@ import { figuresRow, measurePortrait, mouthFailures } from './mouthFigures.js';
 const KNOWN_MISSES = new Map<string, string>([
   [
     'Nicolas Cage, close-up, head tipped',
-    'identity: the rest frame is already 0.41 from the photo',
+    'identity: a close-up whose face fills the frame, 0.26 at rest and 0.38 wide open from the photo turned upright',
   ],
   [
     'Bill Murray, moustache',
-    'identity: a small grey low-contrast photo, 0.21 at rest, 0.37 wide open; under the moustache the inner lip landmarks miss the opening',
-  ],
-  [
-    'Walter White, glasses, close-up',
-    'face recognition finds no face in the photo or the rest frame at score 0.3',
+    'identity: a small grey low-contrast photo, 0.21 at rest, 0.37 wide open; the detector misplaces the inner lips under the moustache: at rest they cross (the 4.2 px of "teeth" are lip), wide open it puts the upper one below the synthesized teeth, in the dark',
   ],
   [
     'Sean Connery, white beard, smile',
-    "the beard's white reads as teeth at rest (8.3 px), 4.9 px open",
-  ],
-  [
-    'face-api sample1: head tilted about 40 degrees, smiling',
-    'identity: the upright-turned rest frame is already 0.72 from the photo',
-  ],
-  [
-    'face-api sample4: head tilted about 25 degrees',
-    'identity: the upright-turned rest frame is already 0.69 from the photo',
-  ],
-  [
-    'face-api sample5: woman, smiling, turned a little',
-    "a dark small mouth where the detector's lip landmarks miss the opening: top band 22, middle 22",
-  ],
-  [
-    'face-api sample6: woman, frontal, smiling',
-    "a tilted broad smile: the detector's inner lip landmarks fall inside the teeth",
+    "grey teeth under a white moustache: wide open, the detector puts the upper inner lip at the seam between the photo's teeth (risen with the lip, whole) and the synthesized ones below them, and counts 4.9 px of 8.3",
   ],
 ]);
 
