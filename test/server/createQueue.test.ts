@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CreateQueue, type QueuedCreate } from '../../src/server/http/createQueue.js';
 import { CreateAdmission } from '../../src/server/sessions/creation/createAdmission.js';
 import { CapacityRefusedError } from '../../src/server/sessions/sessionErrors.js';
@@ -9,15 +9,18 @@ import { CapacityRefusedError } from '../../src/server/sessions/sessionErrors.js
  * calling `enter` as the route would, and closing the answer.
  */
 
-function queueOn(admission: CreateAdmission) {
-  return new CreateQueue({
-    refusalFromMemory: (hash, passedOn) => {
-      const r = admission.refusalFor(hash, passedOn);
-      return r && new CapacityRefusedError('concurrency_cap', r.active, r.cap, r.starting);
+function queueOn(admission: CreateAdmission, holdLimitMs?: number) {
+  return new CreateQueue(
+    {
+      refusalFromMemory: (hash, passedOn) => {
+        const r = admission.refusalFor(hash, passedOn);
+        return r && new CapacityRefusedError('concurrency_cap', r.active, r.cap, r.starting);
+      },
+      knowsCreateSecret: (hash) => admission.knows(hash),
+      watchCreateJudgements: (hash, judged) => admission.watchJudgements(hash, judged),
     },
-    knowsCreateSecret: (hash) => admission.knows(hash),
-    watchCreateJudgements: (hash, judged) => admission.watchJudgements(hash, judged),
-  });
+    holdLimitMs,
+  );
 }
 
 /** A create whose fate the test reads: held, refused (with its message), or passed on. */
@@ -86,6 +89,19 @@ describe('CreateQueue', () => {
     creates[0]!.close();
     expect(creates.map((c) => c.fate)).toEqual(['passed', 'passed', 'passed', 'passed']);
     for (const c of creates.slice(1)) c.close();
+    expect(queue.size).toBe(0);
+  });
+
+  it('passes the creates held on when the one before them is slow to be judged', async () => {
+    const queue = queueOn(new CreateAdmission(), 50);
+    const creates = Array.from({ length: 3 }, create);
+    for (const c of creates) queue.route('hash-slow', c.queued);
+    expect(creates.map((c) => c.fate)).toEqual(['passed', 'held', 'held']);
+    // Its body still on its way on a slow link: the others do not wait for it past the limit.
+    await vi.waitFor(() => expect(creates.map((c) => c.fate)).toEqual(Array(3).fill('passed')), {
+      timeout: 10_000,
+    });
+    for (const c of creates) c.close();
     expect(queue.size).toBe(0);
   });
 

@@ -25,8 +25,17 @@ interface SecretLine {
   passed: { judged: boolean }[];
   /** Creates held here, in arrival order. */
   held: QueuedCreate[];
+  /** Passes the held creates on when the create before them is slow to be judged. */
+  holdLimit?: NodeJS.Timeout;
   unwatch: () => void;
 }
+
+/**
+ * How long creates wait here for the create of their secret that finds its key: a lookup takes
+ * milliseconds, but that create may be slow to reach its judgement (its body still arriving on a
+ * slow link); past this, the creates held behind it go on to the app as they would have.
+ */
+export const CREATE_HOLD_LIMIT_MS = 250;
 
 /**
  * A burst's creates, sorted in the listener by their secret, so that its first wave against a
@@ -40,14 +49,18 @@ interface SecretLine {
  * slots like the creates starting (createAdmission.ts): the rest are refused here at once. A
  * create that goes on to the app and answers without being judged (a bad secret, a bad body, a
  * database outage) releases every create held behind it to the app, which answers them as it
- * would have. So a create waits here no longer than one create of its secret takes to reach its
- * judgement, and the only answers that differ from the app's are refusals given while creates
- * on their way hold the last slots: had one of those failed, the refused one could have fit.
+ * would have, and so does a judgement slower than CREATE_HOLD_LIMIT_MS. So a create waits here
+ * no longer than that, and the only answers that differ from the app's are refusals given while
+ * creates on their way hold the last slots: had one of those failed, the refused one could have
+ * fit.
  */
 export class CreateQueue {
   private readonly lines = new Map<string, SecretLine>();
 
-  constructor(private readonly judge: CreateJudge) {}
+  constructor(
+    private readonly judge: CreateJudge,
+    private readonly holdLimitMs = CREATE_HOLD_LIMIT_MS,
+  ) {}
 
   /** Refuses `create` from memory, passes it on to the app, or holds it until one of those. */
   route(secretHash: string, create: QueuedCreate): void {
@@ -84,7 +97,13 @@ export class CreateQueue {
       const judging = line.passed.filter((p) => !p.judged).length;
       if (!this.judge.knowsCreateSecret(secretHash)) {
         // An unknown key: one create goes on to find it; the others wait for its judgement.
-        if (judging > 0) break;
+        if (judging > 0) {
+          line.holdLimit ??= setTimeout(() => {
+            line.holdLimit = undefined;
+            this.passHeld(secretHash, line);
+          }, this.holdLimitMs).unref();
+          break;
+        }
         this.pass(secretHash, line, line.held.shift()!);
         continue;
       }
@@ -92,7 +111,16 @@ export class CreateQueue {
       if (refusal) line.held.shift()!.refuse(refusal);
       else this.pass(secretHash, line, line.held.shift()!);
     }
+    if (line.held.length === 0) {
+      clearTimeout(line.holdLimit);
+      line.holdLimit = undefined;
+    }
     this.forgetIfIdle(secretHash, line);
+  }
+
+  /** Every create held goes on to the app, which answers them as it would have. */
+  private passHeld(secretHash: string, line: SecretLine): void {
+    for (const held of line.held.splice(0)) this.pass(secretHash, line, held);
   }
 
   private pass(secretHash: string, line: SecretLine, create: QueuedCreate): void {
@@ -100,10 +128,8 @@ export class CreateQueue {
     line.passed.push(entry);
     create.pass(() => {
       line.passed.splice(line.passed.indexOf(entry), 1);
-      if (!entry.judged) {
-        // Answered before its judgement: the app answers the others too, as it would have.
-        for (const held of line.held.splice(0)) this.pass(secretHash, line, held);
-      }
+      // Answered before its judgement: the app answers the others too, as it would have.
+      if (!entry.judged) this.passHeld(secretHash, line);
       this.release(secretHash);
     });
   }
