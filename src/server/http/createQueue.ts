@@ -64,6 +64,14 @@ export class CreateQueue {
 
   /** Refuses `create` from memory, passes it on to the app, or holds it until one of those. */
   route(secretHash: string, create: QueuedCreate): void {
+    if (!this.lines.has(secretHash)) {
+      // The retry storm's steady state, its key full and nothing on its way: no line to keep.
+      const refusal = this.judge.refusalFromMemory(secretHash, 0);
+      if (refusal) {
+        create.refuse(refusal);
+        return;
+      }
+    }
     this.lineOf(secretHash).held.push(create);
     this.release(secretHash);
   }
