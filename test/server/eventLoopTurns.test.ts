@@ -32,14 +32,17 @@ describe('the embedded database and the event loop', () => {
     const db = await openEmbeddedDatabase(copyTemplate(inject('dbTemplate')));
     try {
       await db.exec('CREATE TEMP TABLE turns (n int)');
+      let during: Promise<{ rows: { c: number }[] }> | undefined;
       const tx = db.transaction(async (t) => {
-        for (let i = 0; i < 300; i++) await t.query('INSERT INTO turns VALUES ($1)', [i]);
+        for (let i = 0; i < 300; i++) {
+          await t.query('INSERT INTO turns VALUES ($1)', [i]);
+          // A statement sent while the transaction runs (and yields) runs after it, never inside.
+          if (i === 10) during = db.query<{ c: number }>('SELECT count(*)::int AS c FROM turns');
+        }
         return (await t.query<{ c: number }>('SELECT count(*)::int AS c FROM turns')).rows[0]!.c;
       });
-      // A statement sent meanwhile runs after the transaction, never inside it.
-      const after = db.query<{ c: number }>('SELECT count(*)::int AS c FROM turns');
       expect(await tx).toBe(300);
-      expect((await after).rows[0]!.c).toBe(300);
+      expect((await during!).rows[0]!.c).toBe(300);
     } finally {
       await db.close();
     }
@@ -47,6 +50,59 @@ describe('the embedded database and the event loop', () => {
 });
 
 describe('EventLoopTurns', () => {
+  it('runs a single statement ahead of waiting transactions, after the one under way', async () => {
+    // In a burst of creates, a key's lookup must not wait for every create queued before it.
+    const order: string[] = [];
+    const turns = new EventLoopTurns(10);
+    const piece = (name: string) => async () => {
+      order.push(name);
+      await nextTurn();
+    };
+    const running = turns.take(piece('transaction 1'), { timed: false });
+    const waiting = [2, 3].map((n) => turns.take(piece(`transaction ${n}`), { timed: false }));
+    const lookup = turns.take(piece('lookup'), { first: true });
+    await Promise.all([running, ...waiting, lookup]);
+    expect(order).toEqual(['transaction 1', 'lookup', 'transaction 2', 'transaction 3']);
+  });
+
+  it("runs a transaction's statements without yielding until the transaction's share is spent", async () => {
+    // A transaction waiting for a turn holds the one connection: every statement waits behind it.
+    const statements = async (turns: EventLoopTurns) => {
+      const order: string[] = [];
+      setImmediate(() => order.push('the loop turned'));
+      await turns.take(
+        async () => {
+          for (let i = 0; i < 3; i++) {
+            await turns.inTransaction(async () => {
+              const until = performance.now() + 2;
+              while (performance.now() < until); // a statement of 2 ms
+              order.push(`statement ${i}`);
+            });
+          }
+        },
+        { timed: false },
+      );
+      return order;
+    };
+    expect(await statements(new EventLoopTurns(1, 60_000))).toEqual([
+      'statement 0',
+      'statement 1',
+      'statement 2',
+    ]);
+    const yielding = await statements(new EventLoopTurns(1, 1));
+    expect(yielding.indexOf('the loop turned')).toBeLessThan(yielding.indexOf('statement 2'));
+  });
+
+  it('runs a piece sent by the caller of the last one at once, behind nothing', async () => {
+    const turns = new EventLoopTurns(60_000);
+    await turns.take(async () => undefined);
+    const order: string[] = [];
+    const transaction = turns.take(async () => order.push('transaction'), { timed: false });
+    const statement = turns.take(async () => order.push('statement'), { first: true });
+    await Promise.all([transaction, statement]);
+    expect(order).toEqual(['transaction', 'statement']);
+  });
+
   it('runs pieces one at a time in order, and yields to the loop once a slice is spent', async () => {
     const order: string[] = [];
     const turns = new EventLoopTurns(0); // every piece in a turn of its own
