@@ -44,23 +44,31 @@ export interface BurstResult {
   wallMs: number;
 }
 
-/** The health prober: a loop in a worker thread, reporting each probe's round trip. */
+/**
+ * The health prober: a loop in a worker thread, reporting each probe's round trip and when it was
+ * sent (epoch ms). It first asks each URL once, untimed, and says `ready`: the first `fetch` in a
+ * thread loads its HTTP client (tens of milliseconds on this VM), which is the prober's cost, not
+ * the node's.
+ */
 const PROBER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { setTimeout: sleep } = require('node:timers/promises');
 let stopped = false;
 parentPort.on('message', () => { stopped = true; });
 (async () => {
+  for (const url of workerData.urls) await (await fetch(url)).arrayBuffer();
+  parentPort.postMessage({ ready: true });
   while (!stopped) {
     for (const url of workerData.urls) {
+      const at = performance.timeOrigin + performance.now();
       const t0 = performance.now();
       try {
         const res = await fetch(url, { signal: AbortSignal.timeout(10000) });
         await res.arrayBuffer();
-        parentPort.postMessage({ ms: performance.now() - t0, ok: res.ok, why: String(res.status) });
+        parentPort.postMessage({ at, ms: performance.now() - t0, ok: res.ok, why: String(res.status) });
       } catch (err) {
         const why = String(err && err.cause ? err.cause.code || err.cause.message : err);
-        parentPort.postMessage({ ms: performance.now() - t0, ok: false, why });
+        parentPort.postMessage({ at, ms: performance.now() - t0, ok: false, why });
       }
     }
     await sleep(workerData.everyMs);
@@ -69,6 +77,15 @@ parentPort.on('message', () => { stopped = true; });
 })();
 `;
 
+interface ProbeMessage {
+  ready?: boolean;
+  done?: boolean;
+  at?: number;
+  ms?: number;
+  ok?: boolean;
+  why?: string;
+}
+
 export async function createBurst(o: BurstOptions): Promise<BurstResult> {
   const health: number[] = [];
   const prober = new Worker(PROBER, {
@@ -76,9 +93,15 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
     workerData: { urls: o.nodes.map((n) => `${n}/healthz`), everyMs: PROBE_EVERY_MS },
   });
   const healthFailures: string[] = [];
+  // Probes sent from the burst's start on count; those before it only keep the prober going.
+  let burstAt = Infinity;
+  let markReady: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
   const probed = new Promise<void>((resolve, reject) => {
-    prober.on('message', (m: { ms?: number; ok?: boolean; why?: string; done?: boolean }) => {
-      if (m.done) resolve();
+    prober.on('message', (m: ProbeMessage) => {
+      if (m.ready) markReady();
+      else if (m.done) resolve();
+      else if (m.at! < burstAt) return;
       else if (m.ok) health.push(m.ms!);
       else healthFailures.push(`${m.why} after ${m.ms!.toFixed(0)} ms`);
     });
@@ -94,7 +117,9 @@ export async function createBurst(o: BurstOptions): Promise<BurstResult> {
     }),
   );
   // The probe runs a moment before the burst, so that it is there when the burst starts.
+  await Promise.race([ready, probed]);
   await sleep(2 * PROBE_EVERY_MS);
+  burstAt = performance.timeOrigin + performance.now();
   const started = performance.now();
   const answers = await Promise.all(
     requests.map(async ({ node, secret, send }) => {
