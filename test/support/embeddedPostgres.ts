@@ -117,6 +117,21 @@ export async function startTestPostgres(
   }
 }
 
+/** How long one attempt to set up and start a test PostgreSQL may take. */
+const START_DEADLINE_MS = 30_000;
+
+async function withDeadline<T>(work: Promise<T>, ms: number, why: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(why())), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function startTestPostgresOnce(log: (line: string) => void): Promise<TestPostgres> {
   const databaseDir = join(tmpdir(), `visage-pg-${randomBytes(6).toString('hex')}`);
   if (isRoot()) {
@@ -151,7 +166,6 @@ async function startTestPostgresOnce(log: (line: string) => void): Promise<TestP
     onError: (err: unknown) => (errors += String(err)),
   });
   const lastLines: string[] = [];
-  await server.initialise();
   const start = async () => {
     await server.start().catch((err: unknown) => {
       throw new Error(
@@ -160,9 +174,20 @@ async function startTestPostgresOnce(log: (line: string) => void): Promise<TestP
     });
   };
   try {
-    await start();
+    // A start takes about a second; one seen to hang (a test's hook timed out after 120 s on a
+    // busy machine) is given up and tried again.
+    await withDeadline(
+      (async () => {
+        await server.initialise();
+        await start();
+      })(),
+      START_DEADLINE_MS,
+      () =>
+        `embedded PostgreSQL did not start within ${START_DEADLINE_MS / 1000} s: ${lastLines.join(' | ')}`,
+    );
   } catch (err) {
-    await server.stop().catch(() => undefined);
+    // Stopping a server that hung may hang too: bounded, as the start was.
+    await withDeadline(server.stop(), 10_000, () => 'no stop').catch(() => undefined);
     rmSync(databaseDir, { recursive: true, force: true });
     throw err;
   }
