@@ -34,7 +34,7 @@ const BORDER_STEP = 14;
  * It is no darker than the photo's own black (its pupils): a faded or low-contrast photo (Bill
  * Murray's, grey) has no black as deep as a lip colour darkened to a third, and a mouth opened to
  * it read as a hole cut in the picture: face recognition put his open mouth 0.372 from the photo,
- * 0.350 with the cavity at the photo's black.
+ * 0.334 with the cavity at the photo's black.
  */
 const CAVITY_TOP_SHADE = 0.55;
 
