@@ -13,6 +13,8 @@ export type Colour = readonly [number, number, number];
 export interface FaceColours {
   lips: Colour;
   sclera: Colour;
+  /** The darkest of the eye openings (pupils, lashes): the photo's own black. */
+  pupil: Colour;
   /** Skin luma on the picture's left and right of the mouth. */
   lightLeft: number;
   lightRight: number;
@@ -82,9 +84,11 @@ export function measureFaceColours(
     }
     return median(samples);
   };
+  const darkest = eyes.slice(0, Math.max(1, Math.ceil(eyes.length * 0.1)));
   return {
     lips: middleColour(lips) ?? [150, 90, 90],
     sclera: middleColour(whites) ?? [225, 220, 215],
+    pupil: middleColour(darkest) ?? [30, 25, 25],
     lightLeft: side(-1),
     lightRight: side(1),
   };

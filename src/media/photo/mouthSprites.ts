@@ -29,6 +29,15 @@ const BORDER_TAPER = 6;
 /** Fixed points along the sprite's border, every this many px. */
 const BORDER_STEP = 14;
 
+/**
+ * The cavity's top, in the shade of the upper lip and teeth, is this dark against its bottom.
+ * It is no darker than the photo's own black (its pupils): a faded or low-contrast photo (Bill
+ * Murray's, grey) has no black as deep as a lip colour darkened to a third, and a mouth opened to
+ * it read as a hole cut in the picture: face recognition put his open mouth 0.372 from the photo,
+ * 0.334 with the cavity at the photo's black.
+ */
+const CAVITY_TOP_SHADE = 0.55;
+
 /** The sprite reaches this many times the chin's drop below the chin (the warp fades there). */
 const BELOW_CHIN = 2.6;
 
@@ -210,9 +219,14 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
   const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
   const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
   const lipDark: Colour = [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4];
-  // The lips' colour deep in shade, as dark as the photo's own dark where it shows some.
+  // The lips' colour deep in shade, as dark as the photo's own dark where it shows some; its
+  // darkest (the top, in the upper lip's shade) no darker than the photo's black: its pupils, or
+  // the dark of its own mouth where that is darker.
   const darker = photo.dark ? Math.min(1, luma(...photo.dark) / Math.max(1, luma(...lipDark))) : 1;
-  const cavity = scaled(lipDark, darker);
+  const shaded = scaled(lipDark, darker);
+  const own = photo.dark ? luma(...photo.dark) : Infinity;
+  const black = Math.min(own, luma(...c.pupil)) / CAVITY_TOP_SHADE;
+  const cavity = scaled(shaded, Math.max(1, black / Math.max(1, luma(...shaded))));
   return {
     cavity,
     lipEdge: scaled(lip, 0.3),
@@ -281,7 +295,8 @@ function interiorColour(
   // against the lips.
   const fromEdge = Math.min(v - top, bottom - v);
   const near = Math.exp(-Math.max(0, fromEdge) / 1.2) * 0.35;
-  const depth = 0.55 + 0.45 * clamp((v - top) / Math.max(1, height), 0, 1);
+  const depth =
+    CAVITY_TOP_SHADE + (1 - CAVITY_TOP_SHADE) * clamp((v - top) / Math.max(1, height), 0, 1);
   for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, near);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {

@@ -30,11 +30,7 @@ const KNOWN_MISSES = new Map<string, string>([
   ],
   [
     'Bill Murray, moustache',
-    'identity: a small grey low-contrast photo, 0.21 at rest, 0.37 wide open; the detector misplaces the inner lips under the moustache: at rest they cross (the 4.2 px of "teeth" are lip), wide open it puts the upper one below the synthesized teeth, in the dark',
-  ],
-  [
-    'Sean Connery, white beard, smile',
-    "grey teeth under a white moustache: wide open, the detector puts the upper inner lip at the seam between the photo's teeth (risen with the lip, whole) and the synthesized ones below them, and counts 4.9 px of 8.3",
+    'the detector misplaces the inner lips under the moustache: at rest they cross (the 4.2 px of "teeth" are lip; the photo shows none), wide open it puts the upper one 2 to 3 px below the synthesized teeth, in the dark (top band and middle both dark, 0 px of teeth); identity is met',
   ],
 ]);
 
