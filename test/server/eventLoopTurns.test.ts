@@ -133,9 +133,16 @@ describe('EventLoopTurns', () => {
     const order: string[] = [];
     const turns = new EventLoopTurns(60_000);
     const failing = turns.take(() => Promise.reject(new Error('bad statement')));
+    const throwing = turns.take(
+      () => {
+        throw new Error('thrown before its promise');
+      },
+      { timed: false },
+    );
     const next = turns.take(async () => order.push('next'));
     setImmediate(() => order.push('other work'));
     await expect(failing).rejects.toThrow('bad statement');
+    await expect(throwing).rejects.toThrow('thrown before its promise');
     await next;
     expect(order[0]).toBe('next');
   });

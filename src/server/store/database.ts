@@ -111,9 +111,16 @@ export class EventLoopTurns {
    */
   take<T>(work: () => Promise<T>, { timed = true, first = false } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      const start = (): Promise<T> => {
+        try {
+          return timed ? this.held(work) : work();
+        } catch (err) {
+          return Promise.reject(err); // thrown before its promise: the queue goes on all the same
+        }
+      };
       const piece: Piece = {
         run: () =>
-          (timed ? this.held(work) : work()).then(
+          start().then(
             (value) => {
               this.finished();
               resolve(value);
