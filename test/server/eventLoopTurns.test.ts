@@ -1,6 +1,10 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import { EventLoopTurns, openEmbeddedDatabase } from '../../src/server/store/database.js';
+import {
+  EventLoopTurns,
+  FIRST_AHEAD_LIMIT,
+  openEmbeddedDatabase,
+} from '../../src/server/store/database.js';
 import { copyTemplate } from './templateDatabase.js';
 
 /**
@@ -63,6 +67,22 @@ describe('EventLoopTurns', () => {
     const lookup = turns.take(piece('lookup'), { first: true });
     await Promise.all([running, ...waiting, lookup]);
     expect(order).toEqual(['transaction 1', 'lookup', 'transaction 2', 'transaction 3']);
+  });
+
+  it('lets no more than FIRST_AHEAD_LIMIT single statements in a row go ahead of a transaction', async () => {
+    // A flood of lookups (made-up secrets, each a statement) must not starve the creates.
+    const order: string[] = [];
+    const turns = new EventLoopTurns(60_000);
+    const running = turns.take(async () => {
+      order.push('running');
+      await nextTurn();
+    });
+    const transaction = turns.take(async () => order.push('transaction'), { timed: false });
+    const lookups = Array.from({ length: 3 * FIRST_AHEAD_LIMIT }, (_, i) =>
+      turns.take(async () => order.push(`lookup ${i}`), { first: true }),
+    );
+    await Promise.all([running, transaction, ...lookups]);
+    expect(order.indexOf('transaction')).toBe(1 + FIRST_AHEAD_LIMIT);
   });
 
   it("runs a transaction's statements without yielding until the transaction's share is spent", async () => {

@@ -70,6 +70,8 @@ export function measureFaceColours(
     Math.floor(eyes.length * 0.85),
     Math.max(Math.floor(eyes.length * 0.97), Math.floor(eyes.length * 0.85) + 1),
   );
+  // The photo's own black: the darkest tenth of the eye openings (pupils, lashes).
+  const darkest = eyes.slice(0, Math.max(1, Math.ceil(eyes.length * 0.1)));
 
   // Cheeks beside the mouth, for the direction of the light.
   const side = (sign: number) => {
@@ -84,7 +86,6 @@ export function measureFaceColours(
     }
     return median(samples);
   };
-  const darkest = eyes.slice(0, Math.max(1, Math.ceil(eyes.length * 0.1)));
   return {
     lips: middleColour(lips) ?? [150, 90, 90],
     sclera: middleColour(whites) ?? [225, 220, 215],

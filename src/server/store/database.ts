@@ -85,7 +85,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
  * being read) runs at once while the database has not had its share of it.
  *
  * Pieces run in arrival order, except that a piece taken `first` (a single statement) goes ahead
- * of the waiting pieces that are not (transactions, a few turns each): in a burst of creates, a
+ * of the waiting pieces that are not (transactions), FIRST_AHEAD_LIMIT in a row at most: in a burst of creates, a
  * key's lookup then waits for the transaction under way, not for every create queued before it,
  * and the creates behind it are refused as soon as their key is known (createQueue.ts).
  * Callers that need an order await it, as they must with a pool of connections.
@@ -93,6 +93,8 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
 export class EventLoopTurns {
   private readonly firstPieces: Piece[] = [];
   private readonly otherPieces: Piece[] = [];
+  /** Pieces taken `first` in a row while others waited (see nextPiece). */
+  private aheadInARow = 0;
   /** A piece is running, or the next one waits for the next turn. */
   private busy = false;
   /** Milliseconds the pieces have held the event loop in this turn of it. */
@@ -178,9 +180,27 @@ export class EventLoopTurns {
       void nextTurn().then(() => this.next(true));
       return;
     }
-    const piece = this.firstPieces.shift() ?? this.otherPieces.shift();
+    const piece = this.nextPiece();
     this.busy = piece !== undefined;
     void piece?.run();
+  }
+
+  /**
+   * A piece taken `first` while any wait, but not more than FIRST_AHEAD_LIMIT in a row while
+   * others wait: a flood of single statements (lookups of made-up secrets) cannot starve the
+   * transactions.
+   */
+  private nextPiece(): Piece | undefined {
+    if (this.otherPieces.length === 0) {
+      this.aheadInARow = 0;
+      return this.firstPieces.shift();
+    }
+    if (this.firstPieces.length > 0 && this.aheadInARow < FIRST_AHEAD_LIMIT) {
+      this.aheadInARow++;
+      return this.firstPieces.shift();
+    }
+    this.aheadInARow = 0;
+    return this.otherPieces.shift();
   }
 
   /**
@@ -197,6 +217,9 @@ interface Piece {
   /** Runs the piece, then starts the next and settles its caller's promise; never rejects. */
   run(): Promise<void>;
 }
+
+/** How many single statements may go ahead of a waiting transaction in a row. */
+export const FIRST_AHEAD_LIMIT = 16;
 
 /** How long the embedded database's statements may hold the event loop before it yields. */
 export const EVENT_LOOP_SLICE_MS = 10;
