@@ -131,8 +131,32 @@ describe('a burst of creates against a key at its cap', () => {
     expect(saving).toHaveBeenCalledTimes(3);
     release();
     for (const res of await Promise.all(fitting)) expect(res.status).toBe(201);
-    // The creates under way had held the slots; once saved, the sessions do.
-    expect((await create(s, key.secret)).status).toBe(429);
+    // The creates under way had held the slots; once saved, the sessions do, and the refusal
+    // says so (refusals are kept by their count: not the one given while they were saved).
+    const after = await create(s, key.secret);
+    expect(after.status).toBe(429);
+    expect(((await after.json()) as { error: { message: string } }).error.message).toBe(
+      'This key is at its cap of 3 concurrent sessions; end one or wait.',
+    );
+  });
+
+  it("gives each key's refusals that key's own count and cap", async () => {
+    const s = (server = await startTestServer());
+    const one = await s.newKey(1);
+    const two = await s.newKey(2);
+    expect((await create(s, one.secret)).status).toBe(201);
+    for (let i = 0; i < 2; i++) expect((await create(s, two.secret)).status).toBe(201);
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => create(s, i % 2 ? two.secret : one.secret)),
+    );
+    for (const [i, res] of burst.entries()) {
+      const cap = i % 2 ? '2' : '1';
+      expect(res.status).toBe(429);
+      expect(res.headers.get('x-service-max-concurrent-sessions')).toBe(cap);
+      expect(res.headers.get('x-service-concurrent-sessions')).toBe(cap);
+      const { error } = (await res.json()) as { error: { message: string } };
+      expect(error.message).toMatch(new RegExp(`at its cap of ${cap} concurrent`));
+    }
   });
 
   it('frees the slot of a create that failed, at once', async () => {

@@ -4,7 +4,8 @@ import type { Hono } from 'hono';
 import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
 import type { Logger } from 'pino';
 import { hashSecret } from '../store/store.js';
-import { apiErrorOf } from './apiError.js';
+import { apiErrorOf, type ApiError } from './apiError.js';
+import type { SessionError } from '../sessions/sessionErrors.js';
 import { CreateQueue } from './createQueue.js';
 import { secretOf } from './authenticate.js';
 import { errorEnvelope } from './errorResponse.js';
@@ -27,6 +28,9 @@ export function frontDoor(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const api = getRequestListener(app.fetch);
   const creates = new CreateQueue(deps.sessions);
+  // The answer of each refusal, made once: the refusals of a burst are a few values
+  // (sessionCreation.ts), and an ApiError per refusal is another stack to capture.
+  const refusalAnswers = new WeakMap<SessionError, ApiError>();
   return (req, res) => {
     const started = performance.now();
     const path = req.url;
@@ -47,7 +51,9 @@ export function frontDoor(
         // The body is not needed: read and dropped, so that the connection can carry the next.
         req.resume();
         const requestId = newId(ID_PREFIXES.request);
-        const { status, headers, body } = errorEnvelope(apiErrorOf(refusal), requestId);
+        let apiError = refusalAnswers.get(refusal);
+        if (!apiError) refusalAnswers.set(refusal, (apiError = apiErrorOf(refusal)));
+        const { status, headers, body } = errorEnvelope(apiError, requestId);
         answer({ req, res, started, log: deps.log }, status, headers, body, requestId);
       },
       pass: (closed) => {

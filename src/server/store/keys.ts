@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Database, Queryable } from './database.js';
 import { KEYS_CHANNEL, RECONCILE_CHANNEL, releaseSlots } from './clusterStore.js';
 import { endLiveSessionsOfKey } from './sessions.js';
@@ -45,7 +45,8 @@ function keyFromRow(r: KeyRow): ApiKeyRecord {
 
 /** Keys are high-entropy random secrets, so a fast hash is enough (no password KDF needed). */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // One call, not a Hash object: every create of a burst is hashed on the listener's thread.
+  return hash('sha256', secret, 'hex');
 }
 
 export async function insertKey(db: Queryable, k: NewKey): Promise<ApiKeyRecord> {

@@ -69,6 +69,9 @@ export interface CreatedSession {
  * it there. A create that fails after its session was saved frees the slot before it answers.
  */
 export class SessionCreation {
+  /** The refusals from memory given lately, by their count (`refusalFromMemory`). */
+  private readonly capRefusals = new Map<string, SessionError>();
+
   constructor(private readonly o: SessionCreationOptions) {}
 
   /**
@@ -105,7 +108,18 @@ export class SessionCreation {
    */
   refusalFromMemory(secretHash: string, passedOn = 0): SessionError | undefined {
     const refused = this.o.admission.refusalFor(secretHash, passedOn);
-    return refused && refusalError({ refused: 'concurrency_cap', ...refused });
+    if (!refused) return undefined;
+    // A refusal is a value: the same count gives the same answer. A burst's hundreds of
+    // refusals share a few counts, and building an error (its stack) for each cost tens of
+    // microseconds apiece on the listener's one thread (docs/health-and-bursts.md).
+    const count = `${refused.active}/${refused.cap}/${refused.starting}`;
+    let error = this.capRefusals.get(count);
+    if (!error) {
+      if (this.capRefusals.size >= CAP_REFUSALS_KEPT) this.capRefusals.clear();
+      error = refusalError({ refused: 'concurrency_cap', ...refused });
+      this.capRefusals.set(count, error);
+    }
+    return error;
   }
 
   /** `settle` is told the key's live count once the database has answered the insert. */
@@ -299,6 +313,9 @@ export class SessionCreation {
     return { engine: voice.engine, profile: voice.profile };
   }
 }
+
+/** Counts whose refusal is kept: a node's keys at their caps have a handful between them. */
+const CAP_REFUSALS_KEPT = 64;
 
 /** What the renderer needs of an avatar record: its design, or its photo build. */
 function faceOf(avatar: AvatarRecord): AvatarFaceSpec {
