@@ -137,10 +137,16 @@ try {
   console.log(
     `event loop delay at most, burst by burst: ${inside.map((r) => `${r.loopDelay.max.toFixed(0)} ms`).join(', ')}`,
   );
+  if (inside.every((r) => r.loopThread)) {
+    console.log(
+      `the event loop's thread, burst by burst (to the last answer): ${inside.map((r) => `ran ${r.loopThread!.ranMs} ms and waited ${r.loopThread!.waitedMs} ms for a core`).join('; ')}`,
+    );
+  }
   await recordFigures('burst', {
     embedded: now,
     floor,
     inside: seenInside,
+    loopThread: inside.map((r) => r.loopThread ?? null),
     fitAlone: fitAloneFigures,
     createAloneMs: median(alone),
   });

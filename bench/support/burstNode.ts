@@ -12,6 +12,7 @@
  * the caller measures, they say how much of a latency is the node's and how much is the machine's
  * and the client's (the floor).
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
@@ -26,6 +27,24 @@ export interface NodeRecord {
   health: number[];
   /** How late the event loop ran during the burst, in milliseconds. */
   loopDelay: { p50: number; p99: number; max: number };
+  /**
+   * The event loop's thread over the burst (Linux' schedstat, absent elsewhere): milliseconds
+   * it ran, and milliseconds it was ready to run but waited for a core (the machine's other
+   * processes: the media worker, the LiveKit server, the bench's client).
+   */
+  loopThread?: { ranMs: number; waitedMs: number };
+}
+
+/** The event loop thread's run and run-queue wait so far, in nanoseconds (Linux only). */
+function loopThreadTimes(): [number, number] | undefined {
+  try {
+    const [ran, waited] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8')
+      .split(' ')
+      .map(Number);
+    return [ran!, waited!];
+  } catch {
+    return undefined;
+  }
 }
 
 const address = process.argv[2]!;
@@ -64,11 +83,13 @@ for (let i = 0; i < keyCount; i++) {
 }
 process.stdout.write(`${JSON.stringify({ apiUrl: server.url, secrets })}\n`);
 const delay = monitorEventLoopDelay({ resolution: 5 });
+let threadAtStart: [number, number] | undefined;
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'start') {
     record = { byStatus: {}, health: [], loopDelay: { p50: 0, p99: 0, max: 0 } };
     delay.reset();
     delay.enable();
+    threadAtStart = loopThreadTimes();
   } else if (line === 'report') {
     delay.disable();
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
@@ -77,6 +98,13 @@ for await (const line of createInterface({ input: process.stdin })) {
       p99: ms(delay.percentile(99)),
       max: ms(delay.max),
     };
+    const now = loopThreadTimes();
+    if (threadAtStart && now) {
+      record.loopThread = {
+        ranMs: Math.round((now[0] - threadAtStart[0]) / 1e6),
+        waitedMs: Math.round((now[1] - threadAtStart[1]) / 1e6),
+      };
+    }
     process.stdout.write(`${JSON.stringify(record)}\n`);
   } else if (line === 'quit') break;
 }
