@@ -134,6 +134,12 @@ try {
   );
   const seenInside = insideFigures(inside);
   printInside(seenInside);
+  // The first burst after the node's start meets its code cold (not yet optimised by the JIT);
+  // a retry storm's later waves find it warm.
+  const byBurst = results.map((r) => burstFigures([r]));
+  console.log(
+    `at the caller, burst by burst: 429 p99 ${byBurst.map((f) => `${f.refusedP99Ms.toFixed(0)} ms`).join(', ')}; /healthz p99 ${byBurst.map((f) => `${f.healthP99Ms.toFixed(0)} ms`).join(', ')}`,
+  );
   console.log(
     `event loop delay at most, burst by burst: ${inside.map((r) => `${r.loopDelay.max.toFixed(0)} ms`).join(', ')}`,
   );
@@ -147,6 +153,7 @@ try {
     floor,
     inside: seenInside,
     loopThread: inside.map((r) => r.loopThread ?? null),
+    byBurst: byBurst.map((f) => ({ refusedP99Ms: f.refusedP99Ms, healthP99Ms: f.healthP99Ms })),
     fitAlone: fitAloneFigures,
     createAloneMs: median(alone),
   });
