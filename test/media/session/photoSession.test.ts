@@ -106,7 +106,18 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
   // Measured on the media's own timelines (see lipSync.ts), which a busy test process's late
   // delivery does not blur; the figure on arrival times is printed beside it.
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
+    // Ended whatever is asserted: a session left running would fail the atlas test below too.
+    const sessions: JoinedSession[] = [];
+    try {
+      await lipSyncedSpeech(sessions);
+    } finally {
+      for (const j of sessions) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
+    }
+  }, 120_000);
+
+  async function lipSyncedSpeech(sessions: JoinedSession[]): Promise<void> {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
+    sessions.push(photo);
     const p = await speakAndMeasure(photo);
     expect(rms(photo.client.audioBetween(p.from, p.to))).toBeGreaterThan(500);
     const frames = photo.client.framesBetween(p.from, p.to);
@@ -116,6 +127,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     );
     // The stock avatar, measured the same way, for comparison.
     const stock = await stack.session(AVATAR_CATALOGUE[0]!.avatarId);
+    sessions.push(stock);
     const s = await speakAndMeasure(stock);
     console.log(
       `stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms; ${describeWindows(s.byWindow)}; ${describeSettle(s.steady)}`,
@@ -125,8 +137,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
     // CPU hogs: whole-text 0.59, windows 0.86) does not fail it.
     expect(p.byWindow.medianCorrelation).toBeGreaterThan(0.65);
     expect(p.byWindow.medianAbsLagMs).toBeLessThanOrEqual(200);
-    for (const j of [photo, stock]) await visage.call('DELETE', `/v1/sessions/${j.session_id}`);
-  }, 120_000);
+  }
 
   it('lives while idle (never a frozen frame), parks at a low frame rate and resumes', async () => {
     const { session_id, client } = await stack.session(avatarId, {}, { mouthRegion });
