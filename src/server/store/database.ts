@@ -85,8 +85,9 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
  * being read) runs at once while the database has not had its share of it.
  *
  * Pieces run in arrival order, except that a piece taken `first` (a single statement) goes ahead
- * of the waiting pieces that are not (transactions), FIRST_AHEAD_LIMIT in a row at most: in a burst of creates, a
- * key's lookup then waits for the transaction under way, not for every create queued before it,
+ * of the waiting pieces that are not (transactions), FIRST_AHEAD_LIMIT in a row at most: in a
+ * burst of creates, a key's lookup then waits for the transaction under way, not for every create
+ * queued before it,
  * and the creates behind it are refused as soon as their key is known (createQueue.ts).
  * Callers that need an order await it, as they must with a pool of connections.
  */
