@@ -8,7 +8,7 @@ import {
   type MediaSessionObserver,
   type MediaSessionSpec,
 } from '../mediaCore.js';
-import type { AvatarVideoCodec } from '../session/index.js';
+import { DEFAULT_STAGE_TIMEOUT_MS, removeAvatar, type AvatarVideoCodec } from '../session/index.js';
 import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
 import type { TtsSettings } from '../tts/index.js';
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
@@ -152,7 +152,7 @@ export class ProcessPoolMediaCore implements MediaCore {
   async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
     const worker = this.leastLoaded();
     if (!worker) throw new MediaUnavailableError('no media worker is running');
-    const session = new RemoteMediaSession(spec.sessionId, worker, observer, (s) => {
+    const session = new RemoteMediaSession(spec, worker, observer, (s) => {
       if (this.sessions.get(spec.sessionId) === s) this.sessions.delete(spec.sessionId);
       this.exitIfDrained(worker);
     });
@@ -163,6 +163,8 @@ export class ProcessPoolMediaCore implements MediaCore {
     } catch (err) {
       this.sessions.delete(spec.sessionId);
       this.exitIfDrained(worker);
+      // Died while starting: the avatar may have joined already, and cannot leave by itself.
+      if (err instanceof ChannelClosedError) this.removeAvatarOf(session, worker);
       throw startError(err, worker.index);
     }
     return session;
@@ -292,9 +294,36 @@ export class ProcessPoolMediaCore implements MediaCore {
     for (const s of lost) {
       this.sessions.delete(s.sessionId);
       s.ended('error', `its media worker process exited (${how})`);
+      this.removeAvatarOf(s, worker);
     }
     // A replaced worker's slot already has its successor.
     if (!retired) this.scheduleRestart(worker.index, this.options.restartDelayMs ?? 1_000);
+  }
+
+  /**
+   * A dead worker's avatars are still in their rooms, frozen, until the LiveKit server notices the
+   * lost connection: the API process takes them out (in the background, logged).
+   */
+  private removeAvatarOf(session: RemoteMediaSession, worker: MediaProcessHandle): void {
+    const context = {
+      session_id: session.sessionId,
+      room: session.spec.roomName,
+      worker: worker.index,
+    };
+    removeAvatar(session.spec, this.options.stageTimeoutMs ?? DEFAULT_STAGE_TIMEOUT_MS).then(
+      (done) =>
+        this.options.log.info(
+          { ...context, removal: done },
+          done === 'no_credentials'
+            ? "a dead worker's avatar stays until the LiveKit server drops it (only a token for that LiveKit)"
+            : "a dead worker's avatar was taken out of its room",
+        ),
+      (err: unknown) =>
+        this.options.log.warn(
+          { ...context, err },
+          "could not take a dead worker's avatar out of its room; the LiveKit server drops it later",
+        ),
+    );
   }
 
   private scheduleRestart(index: number, delayMs: number): void {

@@ -3,6 +3,7 @@ import type {
   InterruptOutcome,
   MediaSession,
   MediaSessionObserver,
+  MediaSessionSpec,
   SpeechItem,
 } from '../mediaCore.js';
 import type { MediaProcessHandle } from './mediaProcessHandle.js';
@@ -17,12 +18,17 @@ export class RemoteMediaSession implements MediaSession {
   speaking = false;
   private closing: Promise<void> | undefined;
 
+  readonly sessionId: string;
+
   constructor(
-    readonly sessionId: string,
+    /** What the session was started with (where its avatar is, should its worker die). */
+    readonly spec: MediaSessionSpec,
     readonly worker: MediaProcessHandle,
     private readonly observer: MediaSessionObserver,
     private readonly released: (session: RemoteMediaSession) => void,
-  ) {}
+  ) {
+    this.sessionId = spec.sessionId;
+  }
 
   get closed(): boolean {
     return this.closing !== undefined;

@@ -1,4 +1,9 @@
-export { LiveKitMediaCore, type LiveKitMediaCoreOptions } from './liveKitMediaCore.js';
+export {
+  DEFAULT_STAGE_TIMEOUT_MS,
+  LiveKitMediaCore,
+  type LiveKitMediaCoreOptions,
+} from './liveKitMediaCore.js';
+export { removeAvatar, type AvatarRemoval } from './roomService.js';
 export { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
 export { AVATAR_VIDEO_CODECS, type AvatarVideoCodec } from './avatarVideoCodec.js';
 // How the avatar's audio enters LiveKit (the tts bench publishes a baseline the same way).

@@ -35,6 +35,9 @@ import { LiveKitMediaSession } from './liveKitMediaSession.js';
 // rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
 applyRtcNodeLogLevel();
 
+/** Bound on each stage of a session's start, and on each LiveKit server request, unless told otherwise. */
+export const DEFAULT_STAGE_TIMEOUT_MS = 10_000;
+
 export interface LiveKitMediaCoreOptions {
   log: Logger;
   /** The process's TTS engines; default: espeak alone. */
@@ -139,7 +142,7 @@ export class LiveKitMediaCore implements MediaCore {
         renderer: face.renderer,
         log,
         agentAbsenceMs: this.options.agentAbsenceMs ?? 10_000,
-        stageTimeoutMs: this.options.stageTimeoutMs ?? 10_000,
+        stageTimeoutMs: this.options.stageTimeoutMs ?? DEFAULT_STAGE_TIMEOUT_MS,
         videoCodec: this.videoCodec,
         lifecycle: {
           opened: (s) => this.sessions.set(spec.sessionId, s),

@@ -11,7 +11,6 @@ import {
   type RemoteParticipant,
   type RoomOptions,
 } from '@livekit/rtc-node';
-import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Logger } from 'pino';
 import type { FaceRenderer } from '../render/index.js';
 import type { SpeechChannel } from '../tts/index.js';
@@ -32,6 +31,7 @@ import type { AvatarVideoCodec } from './avatarVideoCodec.js';
 import { mintAvatarToken } from './avatarToken.js';
 import { ChatPublisher } from './chatPublisher.js';
 import { PlayoutClock } from './playoutClock.js';
+import { roomServiceFor } from './roomService.js';
 import { SpeechPlayer } from './speechPlayer.js';
 import { OUTPUT_RATE } from './utterance.js';
 import { audioUtterance, speechUtterance } from './utteranceSources.js';
@@ -205,22 +205,11 @@ export class LiveKitMediaSession implements MediaSession {
     const { livekit } = this.options.spec;
     if (this.options.spec.ownsRoom && !('token' in livekit)) {
       // The room was made for this session alone; without this it would wait out its timeout.
-      await this.roomService(livekit)
+      await roomServiceFor(livekit, this.options.stageTimeoutMs)
         .deleteRoom(this.options.spec.roomName)
         .catch((err: unknown) => this.options.log.debug({ err }, 'could not delete the room'));
     }
     this.options.lifecycle?.closed(this);
-  }
-
-  private roomService(livekit: {
-    url: string;
-    apiKey: string;
-    apiSecret: string;
-  }): RoomServiceClient {
-    const timeoutS = Math.max(1, Math.ceil(this.options.stageTimeoutMs / 1000));
-    return new RoomServiceClient(livekit.url, livekit.apiKey, livekit.apiSecret, {
-      requestTimeout: timeoutS,
-    });
   }
 
   private async join(): Promise<void> {
@@ -242,7 +231,7 @@ export class LiveKitMediaSession implements MediaSession {
       // The server would close a room nobody joined after its default empty timeout (300 s on
       // LiveKit), whatever the session's own timeouts: create or reconfigure it to outlast them.
       await withTimeout(
-        this.roomService(spec.livekit).createRoom({
+        roomServiceFor(spec.livekit, stageTimeoutMs).createRoom({
           name: spec.roomName,
           emptyTimeout: spec.roomTimeoutSeconds,
           departureTimeout: spec.roomTimeoutSeconds,
@@ -301,7 +290,7 @@ export class LiveKitMediaSession implements MediaSession {
     if (!('token' in spec.livekit)) {
       // The start fails, and the create with it (503), rather than report a session without
       // video (see tracksNotReceived); a retry joins afresh.
-      const missing = await tracksNotReceived(this.roomService(spec.livekit), spec, [
+      const missing = await tracksNotReceived(roomServiceFor(spec.livekit, stageTimeoutMs), spec, [
         audio.sid!,
         video.sid!,
       ]);

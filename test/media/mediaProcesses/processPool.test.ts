@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { ProcessPoolMediaCore } from '../../../src/media/mediaProcesses/index.js';
@@ -96,28 +97,52 @@ describeWebRtc('media in worker processes (one event loop per core)', (address) 
       .toMatchObject({ level: 40, worker: expect.any(Number), msg: 'media worker output' });
   });
 
-  it('a worker killed with SIGKILL ends its sessions (error, logged); the other worker and the API keep serving', async () => {
-    const doomed = await stack.session(AVATAR);
-    const survivor = await stack.session(AVATAR);
+  it('a worker killed with SIGKILL ends its sessions (error, logged) and takes its avatars out of their rooms; the other worker and the API keep serving', async () => {
+    // In the caller's room the dead avatar is removed; a room Visage made is deleted, as at a
+    // normal end. Four sessions, two a worker: the one sharing a worker with `doomed` is the other.
+    const doomed = await stack.session(AVATAR, { room_name: `pool-crash-${Date.now()}` });
+    const others = [
+      await stack.session(AVATAR),
+      await stack.session(AVATAR),
+      await stack.session(AVATAR),
+    ];
     const doomedPid = pool.workerPidOf(doomed.session_id)!;
-    expect(doomedPid).not.toBe(pool.workerPidOf(survivor.session_id));
+    const owned = others.find((s) => pool.workerPidOf(s.session_id) === doomedPid)!;
+    const survivor = others.find((s) => pool.workerPidOf(s.session_id) !== doomedPid)!;
+    expect(owned).toBeDefined();
+    expect(survivor).toBeDefined();
 
+    const killedAt = performance.now();
     process.kill(doomedPid, 'SIGKILL');
-    await expect
-      .poll(() => session(doomed.session_id), { timeout: 15_000, interval: 200 })
-      .toMatchObject({ status: 'ended', end_reason: 'error' });
-    expect(
-      stack.logs.some(
-        (l) =>
-          String(l.msg).includes('media worker exited') &&
-          (l.sessions as string[]).includes(doomed.session_id),
-      ),
-    ).toBe(true);
-    // The avatar left its room with its process.
+    for (const s of [doomed, owned]) {
+      await expect
+        .poll(() => session(s.session_id), { timeout: 15_000, interval: 200 })
+        .toMatchObject({ status: 'ended', end_reason: 'error' });
+    }
+    const exitLine = stack.logs.find((l) => String(l.msg).includes('media worker exited'));
+    expect(exitLine?.sessions).toEqual(
+      expect.arrayContaining([doomed.session_id, owned.session_id]),
+    );
+    // The API process took the avatars out: the embedded server alone would have kept them,
+    // frozen, for 15 s after the kill (its signal-loss grace).
+    const removal = (s: JoinedSession) =>
+      stack.logs.find((l) => l.session_id === s.session_id && typeof l.removal === 'string')
+        ?.removal;
+    await expect.poll(() => removal(doomed), { timeout: 10_000 }).toBe('participant_removed');
+    await expect.poll(() => removal(owned), { timeout: 10_000 }).toBe('room_deleted');
     await doomed.client.waitFor(
       () => doomed.client.left.includes(doomed.agent_identity),
-      15_000,
+      10_000,
       'the dead avatar leaving the room',
+    );
+    const rooms = new RoomServiceClient(stack.livekit.url, stack.apiKey, stack.apiSecret);
+    expect(await rooms.listRooms([owned.room_name])).toEqual([]);
+    console.log(
+      `avatars out of their rooms ${Math.round(performance.now() - killedAt)} ms after the kill`,
+    );
+    await call(
+      'DELETE',
+      `/v1/sessions/${others.find((s) => s !== owned && s !== survivor)!.session_id}`,
     );
 
     expect(await session(survivor.session_id)).toMatchObject({ status: 'active' });
