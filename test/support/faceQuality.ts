@@ -6,7 +6,13 @@ import { i420ToRgb, type Rect } from '../../src/media/render/index.js';
 
 export interface DescribedFace {
   box: { x: number; y: number; width: number; height: number };
+  /** face-api's descriptor: of the detector's box, as found (not turned, scaled or centred). */
   descriptor: Float32Array;
+  /**
+   * The descriptor of the face aligned as the recognition net was trained on it (alignedChip):
+   * independent of the face's roll, size, place and surroundings.
+   */
+  alignedDescriptor: Float32Array;
   /** The 68 landmarks (dlib's order) the detector places on the face, picture pixels. */
   landmarks: { x: number; y: number }[];
 }
@@ -25,18 +31,31 @@ export async function describeFaces(
       .detectAllFaces(tensor as never, new faceapi.SsdMobilenetv1Options({ minConfidence }))
       .withFaceLandmarks()
       .withFaceDescriptors();
-    return found
-      .map((f) => ({
-        box: {
-          x: f.detection.box.x,
-          y: f.detection.box.y,
-          width: f.detection.box.width,
-          height: f.detection.box.height,
-        },
-        descriptor: f.descriptor,
-        landmarks: f.landmarks.positions.map((p) => ({ x: p.x, y: p.y })),
-      }))
-      .sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
+    const faces: DescribedFace[] = [];
+    for (const f of found) {
+      const landmarks = f.landmarks.positions.map((p) => ({ x: p.x, y: p.y }));
+      const chip = tfjs().tensor3d(
+        alignedChip(rgb, width, height, landmarks),
+        [CHIP_SIZE, CHIP_SIZE, 3],
+        'int32',
+      );
+      try {
+        faces.push({
+          box: {
+            x: f.detection.box.x,
+            y: f.detection.box.y,
+            width: f.detection.box.width,
+            height: f.detection.box.height,
+          },
+          descriptor: f.descriptor,
+          alignedDescriptor: (await faceapi.computeFaceDescriptor(chip as never)) as Float32Array,
+          landmarks,
+        });
+      } finally {
+        chip.dispose();
+      }
+    }
+    return faces.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
   } finally {
     tensor.dispose();
   }
@@ -57,6 +76,109 @@ export async function describeImage(
 /** Faces in a 512x512 I420 frame. */
 export function describeFrame(i420: Uint8Array, minConfidence?: number): Promise<DescribedFace[]> {
   return describeFaces(i420ToRgb({ width: 512, height: 512, data: i420 }), 512, 512, minConfidence);
+}
+
+/**
+ * dlib's mean face: where landmarks 17 to 67 (brows, nose, eyes, mouth) sit in a unit square,
+ * the template its face chips are aligned to (dlib/image_transforms/interpolation.h,
+ * get_face_chip_details). face-api's recognition net is dlib's ResNet, trained on such chips.
+ */
+const MEAN_FACE_X = [
+  0.000213256, 0.0752622, 0.18113, 0.29077, 0.393397, 0.586856, 0.689483, 0.799124, 0.904991,
+  0.98004, 0.490127, 0.490127, 0.490127, 0.490127, 0.36688, 0.426036, 0.490127, 0.554217, 0.613373,
+  0.121737, 0.187122, 0.265825, 0.334606, 0.260918, 0.182743, 0.645647, 0.714428, 0.793132,
+  0.858516, 0.79751, 0.719335, 0.254149, 0.340985, 0.428858, 0.490127, 0.551395, 0.639268, 0.726104,
+  0.642159, 0.556721, 0.490127, 0.423532, 0.338094, 0.290379, 0.428096, 0.490127, 0.552157,
+  0.689874, 0.553364, 0.490127, 0.42689,
+];
+const MEAN_FACE_Y = [
+  0.106454, 0.038915, 0.0187482, 0.0344891, 0.0773906, 0.0773906, 0.0344891, 0.0187482, 0.038915,
+  0.106454, 0.203352, 0.307009, 0.409805, 0.515625, 0.587326, 0.609345, 0.628106, 0.609345,
+  0.587326, 0.216423, 0.178758, 0.179852, 0.231733, 0.245099, 0.244077, 0.231733, 0.179852,
+  0.178758, 0.216423, 0.244077, 0.245099, 0.780233, 0.745405, 0.727388, 0.742578, 0.727388,
+  0.745405, 0.780233, 0.864805, 0.902192, 0.909281, 0.902192, 0.864805, 0.784792, 0.778746,
+  0.785343, 0.778746, 0.784792, 0.824182, 0.831803, 0.824182,
+];
+/** dlib's face chip for recognition: 150 px, a quarter of the template's size as margin. */
+const CHIP_SIZE = 150;
+const CHIP_PADDING = 0.25;
+
+/**
+ * The face as dlib aligns it for its recognition net (get_face_chip_details(shape, 150, 0.25)
+ * and extract_image_chip): the similarity (turn, scale, shift) that best takes landmarks 17 to
+ * 67 onto the mean face, least squares, then the 150 x 150 RGB chip it frames, each chip pixel
+ * the mean of a grid of bilinear samples as fine as the picture's pixels (no aliasing when it
+ * shrinks a large face). face-api instead describes the detector's box as it stands, so a
+ * tilted head, a grey border or a tighter crop moved a close-up 0.3 to 0.4 from itself.
+ */
+export function alignedChip(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  landmarks: readonly { x: number; y: number }[],
+): Uint8Array {
+  const from = landmarks.slice(17, 68);
+  const to = MEAN_FACE_X.map((x, i) => ({
+    x: ((CHIP_PADDING + x) / (2 * CHIP_PADDING + 1)) * CHIP_SIZE,
+    y: ((CHIP_PADDING + MEAN_FACE_Y[i]!) / (2 * CHIP_PADDING + 1)) * CHIP_SIZE,
+  }));
+  const mean = (pts: readonly { x: number; y: number }[]) => ({
+    x: pts.reduce((s, p) => s + p.x, 0) / pts.length,
+    y: pts.reduce((s, p) => s + p.y, 0) / pts.length,
+  });
+  const mf = mean(from);
+  const mt = mean(to);
+  // q - mt = [a -b; b a] (p - mf): a + ib = sum(conj(p') q') / sum(|p'|^2).
+  let re = 0;
+  let im = 0;
+  let norm = 0;
+  for (const [i, p] of from.entries()) {
+    const px = p.x - mf.x;
+    const py = p.y - mf.y;
+    const qx = to[i]!.x - mt.x;
+    const qy = to[i]!.y - mt.y;
+    re += px * qx + py * qy;
+    im += px * qy - py * qx;
+    norm += px * px + py * py;
+  }
+  const a = re / norm;
+  const b = im / norm;
+  const scale2 = a * a + b * b;
+  // Picture pixels per chip pixel, and the sampling grid per chip pixel that it asks for.
+  const grid = Math.max(1, Math.ceil(1 / Math.sqrt(scale2)));
+  const sample = (x: number, y: number, c: number) => {
+    const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
+    const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
+    const x0 = Math.floor(fx);
+    const y0 = Math.floor(fy);
+    const ax = fx - x0;
+    const ay = fy - y0;
+    const k = (y0 * width + x0) * 3 + c;
+    const row = width * 3;
+    const top = rgb[k]! + (rgb[k + 3]! - rgb[k]!) * ax;
+    const bottom = rgb[k + row]! + (rgb[k + row + 3]! - rgb[k + row]!) * ax;
+    return top + (bottom - top) * ay;
+  };
+  const chip = new Uint8Array(CHIP_SIZE * CHIP_SIZE * 3);
+  for (let v = 0; v < CHIP_SIZE; v++) {
+    for (let u = 0; u < CHIP_SIZE; u++) {
+      const sums = [0, 0, 0];
+      for (let gy = 0; gy < grid; gy++) {
+        for (let gx = 0; gx < grid; gx++) {
+          // The chip point, back in the picture: p = mf + [a b; -b a] (q - mt) / (a^2 + b^2).
+          const qx = u + (gx + 0.5) / grid - mt.x;
+          const qy = v + (gy + 0.5) / grid - mt.y;
+          const x = mf.x + (a * qx + b * qy) / scale2;
+          const y = mf.y + (-b * qx + a * qy) / scale2;
+          for (let c = 0; c < 3; c++) sums[c]! += sample(x, y, c);
+        }
+      }
+      for (let c = 0; c < 3; c++) {
+        chip[(v * CHIP_SIZE + u) * 3 + c] = Math.round(sums[c]! / (grid * grid));
+      }
+    }
+  }
+  return chip;
 }
 
 export function faceDistance(a: Float32Array, b: Float32Array): number {

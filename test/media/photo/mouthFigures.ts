@@ -33,10 +33,15 @@ export const SHEET_POSES: [string, StillPose][] = [
 
 export interface MouthFigures {
   /**
-   * Face-recognition distance of the widest-open frame to the photo; where the build turned a
-   * tilted head upright, to the photo turned upright by the same angle (see photoToCompare).
+   * Face-recognition distance of the widest-open frame to the photo as given, each face aligned
+   * as the recognition net was trained on it (faceQuality.ts, alignedChip).
    */
   identity: number;
+  /**
+   * The same distance on face-api's own descriptors (the detector's box as it stands), for the
+   * record: it measures a tilt, a border or a tighter crop as much as the person.
+   */
+  identityUnaligned: number;
   /** Chin drop at the widest opening, share of the nose-to-chin height. */
   chinDrop: number;
   /** Mean luma of the inner mouth's top band (under the upper lip) and of its middle. */
@@ -63,32 +68,15 @@ const MIN_CONFIDENCE = 0.2;
 
 const frameLuma = (i420: Uint8Array) => lumaOf(i420ToRgb({ width: 512, height: 512, data: i420 }));
 
-/**
- * The picture the frames are compared with, like with like: the photo itself, or where the
- * build turned a tilted head upright (uprightFace.ts), the photo turned by the same angle.
- * face-api's recognition net does not align a face by its roll: the photo of a head tilted 44
- * degrees is 0.72 from the same photo turned upright, with no rendering at all (25 degrees:
- * 0.70; Nicolas Cage's 15.5: 0.44), so comparing an upright frame with the tilted photo
- * measures the turn, not the person. (The whole photo is turned, on grey: the build's turned
- * part shows the photo mirrored at its edges, a close-up's face with it.)
- */
-async function photoToCompare(
-  bytes: Uint8Array,
-  upright: { degrees: number } | undefined,
-): Promise<Uint8Array> {
-  if (!upright) return bytes;
-  return new Uint8Array(
-    await sharp(bytes).rotate(upright.degrees, { background: '#808080' }).png().toBuffer(),
-  );
-}
-
 /** Builds a photo avatar from `bytes` (the real build) and measures its mouth. */
 export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promise<BuiltPortrait> {
   const output = await buildPhotoAvatar(bytes, { atlasId });
   const atlas = unpackAtlas(decodePhotoBuild(output.build, atlasId));
   // The person of the photo: of the faces found in it, the one nearest the avatar's (a crop of a
   // group photo may hold part of a neighbour, and a rotated picture a false find at a low score).
-  const faces = await describeImage(await photoToCompare(bytes, output.upright), MIN_CONFIDENCE);
+  // The photo as given: a head the build turned upright is compared with its tilted self, the
+  // alignment turning both alike.
+  const faces = await describeImage(bytes, MIN_CONFIDENCE);
   const restFrame = renderStill(atlas);
   const openFrame = renderStill(atlas, WIDEST);
   const [rest] = await describeFrame(restFrame, MIN_CONFIDENCE);
@@ -96,7 +84,8 @@ export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promi
   const photo = rest
     ? faces.sort(
         (a, b) =>
-          faceDistance(a.descriptor, rest.descriptor) - faceDistance(b.descriptor, rest.descriptor),
+          faceDistance(a.alignedDescriptor, rest.alignedDescriptor) -
+          faceDistance(b.alignedDescriptor, rest.alignedDescriptor),
       )[0]
     : undefined;
   const missing = [!photo && 'the photo', !rest && 'the rest frame', !open && 'the open frame'];
@@ -110,7 +99,8 @@ export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promi
     atlas,
     face: rest.box,
     figures: {
-      identity: faceDistance(photo.descriptor, open.descriptor),
+      identity: faceDistance(photo.alignedDescriptor, open.alignedDescriptor),
+      identityUnaligned: faceDistance(photo.descriptor, open.descriptor),
       chinDrop: chinShiftShare(restLuma, openLuma, 512, 512, rest.landmarks),
       top: bands.top,
       middle: bands.middle,
@@ -144,6 +134,7 @@ export function mouthFailures(f: MouthFigures): string[] {
 export function figuresRow(f: MouthFigures): Record<string, string> {
   return {
     'identity (< 0.35)': f.identity.toFixed(3),
+    'unaligned (record)': f.identityUnaligned.toFixed(3),
     'chin drop (>= 4 %)': `${(f.chinDrop * 100).toFixed(1)} %`,
     'inner mouth top / middle': `${f.top.toFixed(0)} / ${f.middle.toFixed(0)}`,
     'upper teeth rest / open, px': `${f.teethAtRest.toFixed(1)} / ${f.teethOpen.toFixed(1)}`,

@@ -88,7 +88,7 @@ describe.each(PHOTOS.map(([name]) => [name]))('photo avatar: %s', (name) => {
     for (const [what, frame] of frames) {
       const [face] = await describeFrame(frame);
       expect(face, `a face in the ${what} frame`).toBeTruthy();
-      const distance = faceDistance(source!.descriptor, face!.descriptor);
+      const distance = faceDistance(source!.alignedDescriptor, face!.alignedDescriptor);
       console.log(
         `${name}: identity distance, ${what}: ${distance.toFixed(3)} (goal < 0.35, same person < 0.6)`,
       );
@@ -100,7 +100,7 @@ describe.each(PHOTOS.map(([name]) => [name]))('photo avatar: %s', (name) => {
         renderStill(b().atlas, { mouth: { viseme, openness: 1 } }),
       );
       if (!face) continue;
-      const distance = faceDistance(source!.descriptor, face.descriptor);
+      const distance = faceDistance(source!.alignedDescriptor, face.alignedDescriptor);
       console.log(`${name}: identity distance, ${viseme} (for the record): ${distance.toFixed(3)}`);
     }
   });
@@ -194,7 +194,7 @@ describe('photo avatar: several faces', () => {
     const faces = await describeImage(b.source);
     expect(faces.length).toBe(4);
     const [shown] = await describeFrame(renderStill(b.atlas));
-    const distances = faces.map((f) => faceDistance(f.descriptor, shown!.descriptor));
+    const distances = faces.map((f) => faceDistance(f.alignedDescriptor, shown!.alignedDescriptor));
     console.log(
       `group photo: distance of the avatar to each face, largest first: ${distances.map((d) => d.toFixed(3)).join(', ')}`,
     );
