@@ -146,19 +146,7 @@ export function alignedChip(
   const scale2 = a * a + b * b;
   // Picture pixels per chip pixel, and the sampling grid per chip pixel that it asks for.
   const grid = Math.max(1, Math.ceil(1 / Math.sqrt(scale2)));
-  const sample = (x: number, y: number, c: number) => {
-    const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
-    const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
-    const x0 = Math.floor(fx);
-    const y0 = Math.floor(fy);
-    const ax = fx - x0;
-    const ay = fy - y0;
-    const k = (y0 * width + x0) * 3 + c;
-    const row = width * 3;
-    const top = rgb[k]! + (rgb[k + 3]! - rgb[k]!) * ax;
-    const bottom = rgb[k + row]! + (rgb[k + row + 3]! - rgb[k + row]!) * ax;
-    return top + (bottom - top) * ay;
-  };
+  const sample = (x: number, y: number, c: number) => bilinear(rgb, width, height, 3, x, y, c);
   const chip = new Uint8Array(CHIP_SIZE * CHIP_SIZE * 3);
   for (let v = 0; v < CHIP_SIZE; v++) {
     for (let u = 0; u < CHIP_SIZE; u++) {
@@ -179,6 +167,32 @@ export function alignedChip(
     }
   }
   return chip;
+}
+
+/**
+ * Channel `c` of a picture of `channels` interleaved channels at (x, y), pixel centres at
+ * half-pixels, interpolated between the four nearest pixels; held at the picture's edges.
+ */
+function bilinear(
+  img: ArrayLike<number>,
+  width: number,
+  height: number,
+  channels: number,
+  x: number,
+  y: number,
+  c: number,
+): number {
+  const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
+  const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
+  const x0 = Math.floor(fx);
+  const y0 = Math.floor(fy);
+  const ax = fx - x0;
+  const ay = fy - y0;
+  const k = (y0 * width + x0) * channels + c;
+  const row = width * channels;
+  const top = img[k]! + (img[k + channels]! - img[k]!) * ax;
+  const bottom = img[k + row]! + (img[k + row + channels]! - img[k + row]!) * ax;
+  return top + (bottom - top) * ay;
 }
 
 export function faceDistance(a: Float32Array, b: Float32Array): number {
@@ -375,18 +389,8 @@ export function chinShiftShare(
   const down = { x: (chin.x - nose.x) / noseChin, y: (chin.y - nose.y) / noseChin };
   const across = { x: down.y, y: -down.x };
   const jaw = Math.hypot(rest[0]!.x - rest[16]!.x, rest[0]!.y - rest[16]!.y);
-  const sample = (img: Float32Array, x: number, y: number) => {
-    const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
-    const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
-    const x0 = Math.floor(fx);
-    const y0 = Math.floor(fy);
-    const ax = fx - x0;
-    const ay = fy - y0;
-    const k = y0 * width + x0;
-    const top = img[k]! + (img[k + 1]! - img[k]!) * ax;
-    const bottom = img[k + width]! + (img[k + width + 1]! - img[k + width]!) * ax;
-    return top + (bottom - top) * ay;
-  };
+  const sample = (img: Float32Array, x: number, y: number) =>
+    bilinear(img, width, height, 1, x, y, 0);
   // The patch: across the chin (a third of the jaw's width), from a quarter of the way up to the
   // nose down to a little below the chin's contour.
   const points: { x: number; y: number; luma: number }[] = [];
