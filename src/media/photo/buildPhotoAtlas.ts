@@ -19,7 +19,7 @@ import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
-import { jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { floatPicture, type FloatPicture } from './warp.js';
@@ -52,13 +52,15 @@ export interface PhotoAtlasBuild {
 
 /**
  * Builds the atlas from the framed canvas (CANVAS_SIZE square RGB, the frame at CANVAS_MARGIN)
- * and the 68 landmarks in frame coordinates. About a second of CPU: callers run it off the
+ * and the 68 landmarks in frame coordinates; `photoScale` is how many frame pixels a pixel of
+ * the picture became (a small photo's are large: what is drawn into it is as soft). About a second of CPU: callers run it off the
  * event loop (the photo worker).
  */
 export function buildPhotoAtlas(
   canvasRgb: Uint8Array,
   landmarks: readonly Point[],
   atlasId: string,
+  photoScale = 1,
 ): PhotoAtlasBuild {
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
@@ -104,9 +106,12 @@ export function buildPhotoAtlas(
   }
   const eyesDone = performance.now();
 
+  const softness = interiorSoftness(photoScale);
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
-    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth);
+    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
+      softness,
+    });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };
   const mouths: Uint8Array[] = [mouthSprite('rest', 0)];

@@ -38,6 +38,24 @@ const BORDER_STEP = 14;
  */
 const CAVITY_TOP_SHADE = 0.55;
 
+/**
+ * How soft one pixel of a picture is once resampled (a Gaussian's sigma, in that pixel's
+ * widths): a picture scaled up by s has edges about this times s px wide in the frame.
+ */
+const PIXEL_SOFTNESS = 0.45;
+
+/**
+ * How much the synthesized inside of the mouth is softened (a Gaussian's sigma, frame px) for a
+ * picture whose pixels became `photoScale` frame pixels: as soft as the photo around it. Drawn at
+ * the frame's resolution into a small photo scaled up (Bill Murray's: 2.7 times), the cavity and
+ * the teeth had the hard edges of a sticker on a soft picture. Nothing for a picture at or above
+ * the frame's resolution: what is drawn there is as sharp as its pixels.
+ */
+export function interiorSoftness(photoScale: number): number {
+  const s = Math.max(1, photoScale);
+  return PIXEL_SOFTNESS * Math.sqrt(s * s - 1);
+}
+
 /** The sprite reaches this many times the chin's drop below the chin (the warp fades there). */
 const BELOW_CHIN = 2.6;
 
@@ -82,6 +100,7 @@ export function renderMouthSprite(
   pose: MouthPoseGeometry,
   colours: FaceColours,
   teeth: PhotoTeeth,
+  { softness = 0 }: { softness?: number } = {},
 ): Float32Array {
   const { mouth } = face;
   const { x: rx, y: ry, width: w, height: h } = rect;
@@ -127,6 +146,9 @@ export function renderMouthSprite(
   const colour = new Float32Array(3);
   // Only pixels near the opening can show the inside of the mouth.
   const box = opening ? openingBox(mouth.frame, opening, look) : null;
+  // The inside, drawn apart (premultiplied by its cover) to be softened like the photo.
+  const inside = box ? new Float32Array(w * h * 3) : null;
+  const cover = box ? new Float32Array(w * h) : null;
   for (let j = 0; j < h; j++) {
     const fj = j / GRID;
     const j0 = Math.min(gh - 2, Math.floor(fj));
@@ -151,16 +173,83 @@ export function renderMouthSprite(
       const top = opening.upper.at(f.u);
       const bottom = opening.lower.at(f.u);
       if (bottom - top <= 0) continue;
-      const cover = clamp(f.v - top + 0.5, 0, 1) * clamp(bottom - f.v + 0.5, 0, 1);
+      const open = clamp(f.v - top + 0.5, 0, 1) * clamp(bottom - f.v + 0.5, 0, 1);
       const teethOver = teethOnLipCover(f, top, opening, look);
-      const alpha = Math.max(cover, teethOver);
+      const alpha = Math.max(open, teethOver);
       if (alpha <= 0) continue;
       interiorColour(f.u, f.v, top, bottom, opening, look, colour);
-      for (let c = 0; c < 3; c++)
-        out[o + c] = lerp(out[o + c] as number, colour[c] as number, alpha);
+      cover![j * w + i] = alpha;
+      for (let c = 0; c < 3; c++) inside![o + c] = (colour[c] as number) * alpha;
+    }
+  }
+  if (inside && cover && box) {
+    if (softness > 0.05) {
+      // Only around the opening: nothing is drawn elsewhere.
+      const reach = Math.ceil(softness * 3) + 1;
+      const area = {
+        x0: Math.max(0, Math.floor(box.x0 - rx) - reach),
+        y0: Math.max(0, Math.floor(box.y0 - ry) - reach),
+        x1: Math.min(w, Math.ceil(box.x1 - rx) + reach),
+        y1: Math.min(h, Math.ceil(box.y1 - ry) + reach),
+      };
+      if (area.x1 > area.x0 && area.y1 > area.y0) {
+        gaussianBlur(inside, w, 3, softness, area);
+        gaussianBlur(cover, w, 1, softness, area);
+      }
+    }
+    for (let k = 0; k < w * h; k++) {
+      const a = cover[k] as number;
+      if (a <= 0) continue;
+      for (let c = 0; c < 3; c++) {
+        out[k * 3 + c] = (out[k * 3 + c] as number) * (1 - a) + (inside[k * 3 + c] as number);
+      }
     }
   }
   return out;
+}
+
+/**
+ * A separable Gaussian blur of `sigma` px, in place, over the part `area` (x0, y0 inclusive,
+ * x1, y1 exclusive) of an image `w` px wide of `channels` channels; pixels beyond the part's
+ * edges count as its edge pixels.
+ */
+function gaussianBlur(
+  img: Float32Array,
+  w: number,
+  channels: number,
+  sigma: number,
+  area: { x0: number; y0: number; x1: number; y1: number },
+): void {
+  const radius = Math.ceil(sigma * 3);
+  const kernel = new Float32Array(radius * 2 + 1);
+  let sum = 0;
+  for (let i = -radius; i <= radius; i++) {
+    kernel[i + radius] = Math.exp(-(i * i) / (2 * sigma * sigma));
+    sum += kernel[i + radius] as number;
+  }
+  for (let i = 0; i < kernel.length; i++) kernel[i] = (kernel[i] as number) / sum;
+  const { x0, y0, x1, y1 } = area;
+  const line = new Float32Array(Math.max(x1 - x0, y1 - y0) * channels);
+  // Along each row, then down each column: `at(l, x)` is where the line's x-th pixel starts.
+  const pass = (lines: number, length: number, at: (l: number, x: number) => number) => {
+    for (let l = 0; l < lines; l++) {
+      for (let x = 0; x < length; x++) {
+        for (let c = 0; c < channels; c++) line[x * channels + c] = img[at(l, x) + c] as number;
+      }
+      for (let x = 0; x < length; x++) {
+        for (let c = 0; c < channels; c++) {
+          let acc = 0;
+          for (let t = -radius; t <= radius; t++) {
+            const k = Math.min(length - 1, Math.max(0, x + t));
+            acc += (kernel[t + radius] as number) * (line[k * channels + c] as number);
+          }
+          img[at(l, x) + c] = acc;
+        }
+      }
+    }
+  };
+  pass(y1 - y0, x1 - x0, (row, x) => ((y0 + row) * w + x0 + x) * channels);
+  pass(x1 - x0, y1 - y0, (col, y) => ((y0 + y) * w + x0 + col) * channels);
 }
 
 /** The frame-aligned box around the opening (and teeth resting on the lip), padded. */

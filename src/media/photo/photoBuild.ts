@@ -123,7 +123,7 @@ export async function buildPhotoAvatar(
 
   stage('building');
   const frameLandmarks = landmarks.map((p) => toFrame(framing, p));
-  const built = await pool.build(canvas.data, frameLandmarks, options.atlasId);
+  const built = await pool.build(canvas.data, frameLandmarks, options.atlasId, scale);
   done('build');
 
   stage('encoding');

@@ -14,7 +14,7 @@ async function run(task: PhotoTask): Promise<PhotoTaskResult> {
     case 'detect':
       return detectFaces(task.rgb, task.width, task.height);
     case 'build': {
-      const build = buildPhotoAtlas(task.canvas, task.landmarks, task.atlasId);
+      const build = buildPhotoAtlas(task.canvas, task.landmarks, task.atlasId, task.photoScale);
       return { atlas: packAtlas(build.atlas), neutral: build.neutral, timings: build.timings };
     }
   }

@@ -46,8 +46,19 @@ export class PhotoThreadPool {
   }
 
   /** The atlas of a framed canvas (see buildPhotoAtlas). */
-  build(canvas: Uint8Array, landmarks: Point[], atlasId: string): Promise<PhotoBuildResult> {
-    return this.submit({ kind: 'build', canvas, landmarks, atlasId }) as Promise<PhotoBuildResult>;
+  build(
+    canvas: Uint8Array,
+    landmarks: Point[],
+    atlasId: string,
+    photoScale: number,
+  ): Promise<PhotoBuildResult> {
+    return this.submit({
+      kind: 'build',
+      canvas,
+      landmarks,
+      atlasId,
+      photoScale,
+    }) as Promise<PhotoBuildResult>;
   }
 
   /** Ends the thread; queued and running tasks fail. A later task starts a new thread. */
