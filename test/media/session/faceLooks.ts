@@ -152,6 +152,16 @@ export function share(frames: SeenFrame[], looks: readonly Look[]): number {
 }
 
 /**
+ * The least `fastestDrop` (300 ms) that is a nod. Breathing lifts the head at most 2.2 px/s
+ * (0..3 px over 4.2 s), so 0.67 px in 300 ms: whole-pixel lifts a breath apart differ by 1 at
+ * most (measured without the nod, in both listening tests: 1 px). The nod goes down the whole
+ * range, 3 px in 160 ms, but its top is above 2.5 px for only about 65 ms: at the 20 frames a
+ * second a loaded machine delivers, no frame may land there, and the nod measured 2 px (twice
+ * in CI runs beside two CPU hogs).
+ */
+export const NOD_DROP_PX = 2;
+
+/**
  * The largest drop of the head within `ms`: the nod's signature (breathing is far slower). Frames
  * with shut lids are left out: half-way through a blink the nearest look may sit a pixel off.
  */
