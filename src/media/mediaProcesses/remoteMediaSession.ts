@@ -18,16 +18,16 @@ export class RemoteMediaSession implements MediaSession {
   speaking = false;
   private closing: Promise<void> | undefined;
 
-  readonly sessionId: string;
-
   constructor(
     /** What the session was started with (where its avatar is, should its worker die). */
     readonly spec: MediaSessionSpec,
     readonly worker: MediaProcessHandle,
     private readonly observer: MediaSessionObserver,
     private readonly released: (session: RemoteMediaSession) => void,
-  ) {
-    this.sessionId = spec.sessionId;
+  ) {}
+
+  get sessionId(): string {
+    return this.spec.sessionId;
   }
 
   get closed(): boolean {

@@ -47,7 +47,7 @@ const PIXEL_SOFTNESS = 0.45;
 /**
  * How much the synthesized inside of the mouth is softened (a Gaussian's sigma, frame px) for a
  * picture whose pixels became `photoScale` frame pixels: as soft as the photo around it. Drawn at
- * the frame's resolution into a small photo scaled up (Bill Murray's: 2.7 times), the cavity and
+ * the frame's resolution into a small photo scaled up (Bill Murray's: 2.3 times), the cavity and
  * the teeth had the hard edges of a sticker on a soft picture. Nothing for a picture at or above
  * the frame's resolution: what is drawn there is as sharp as its pixels.
  */

@@ -35,7 +35,7 @@ import { LiveKitMediaSession } from './liveKitMediaSession.js';
 // rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
 applyRtcNodeLogLevel();
 
-/** Bound on each stage of a session's start, and on each LiveKit server request, unless told otherwise. */
+/** Bound on each stage of a session's start and on each LiveKit server request, by default. */
 export const DEFAULT_STAGE_TIMEOUT_MS = 10_000;
 
 export interface LiveKitMediaCoreOptions {
