@@ -3,11 +3,12 @@
  * keys with a cap of 3, 300 `POST /v1/sessions` at once, and `GET /healthz` probed every 20 ms
  * beside it. One Visage node as `visage dev` runs it (bench/support/burstNode.ts: the embedded
  * database, the embedded LiveKit server in its own process, the real media core in one worker
- * process): the 9 creates that fit start real avatars. Printed beside the figures measured before the fast refusal
- * (bench/support/burstBaseline.ts); the goals: a 429 under 50 ms and `/healthz` under 100 ms at
- * p99, and the creates that succeed as fast as a create alone. Beside them, the floor: the same
- * burst against a server that answers without doing anything, which says what this machine and
- * this client cost by themselves (on a loaded machine, more than the goals). The cluster's burst
+ * process): the 9 creates that fit start real avatars. Printed beside the figures measured
+ * before the fast refusal (bench/support/burstBaseline.ts); the goals: a 429 under 50 ms and
+ * `/healthz` under 100 ms at p99, and the creates that succeed as fast as a create alone. Beside
+ * them, two floors: the same burst against a server that answers without doing anything, which
+ * says what this machine and this client cost by themselves, and the same again while the node
+ * runs the 9 avatars (what the machine leaves any server beside them). The cluster's burst
  * (PostgreSQL) is in cluster.bench.ts.
  *
  *   BENCH_BURST_ROUNDS   bursts (default 3; 1 with --quick)
@@ -20,6 +21,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BURST_BEFORE } from './support/burstBaseline.js';
 import {
   burstClient,
@@ -29,6 +31,7 @@ import {
   insideFigures,
   printBurst,
   printInside,
+  type BurstFigures,
   type BurstResult,
 } from './support/createBurst.js';
 import type { NodeRecord } from './support/burstNode.js';
@@ -42,6 +45,8 @@ const KEYS = 3;
 const CAP = 3;
 const CREATES = 300;
 const CLIENT = burstClient(process.env.BENCH_BURST_CLIENT);
+/** How long the avatars of the loaded floor run before it is measured (their starts are over). */
+const LIVE_SETTLE_MS = 3_000;
 // Bound the whole run: a stuck node must not hang `npm run bench`.
 setTimeout(() => {
   console.error('burst bench: took longer than 5 minutes; giving up');
@@ -125,10 +130,23 @@ try {
   const fitAloneFigures = { createdP50Ms: median(fitAlone), createdMaxMs: Math.max(...fitAlone) };
   const now = burstFigures(results);
   const floor = await floorBurst(CREATES, KEYS, ROUNDS, CLIENT);
+  // The same floor while the node holds the creates that fit, live (their avatars in their rooms,
+  // as during and after a burst): what this machine leaves any server while it runs them.
+  let loadedFloor: BurstFigures | undefined;
+  await createBurst({
+    nodes: [node.apiUrl],
+    secrets,
+    creates: KEYS * CAP,
+    client: CLIENT,
+    answered: async () => {
+      await sleep(LIVE_SETTLE_MS);
+      loadedFloor = await floorBurst(CREATES, KEYS, ROUNDS, CLIENT);
+    },
+  });
   console.log(
     `\n${CREATES} creates at once against ${KEYS} keys with a cap of ${CAP}, one node (embedded database), ${ROUNDS} burst(s), client ${CLIENT}; a create alone: ${median(alone).toFixed(0)} ms (median of 3)`,
   );
-  printBurst(BURST_BEFORE.embedded, now, results, floor);
+  printBurst(BURST_BEFORE.embedded, now, results, floor, loadedFloor);
   console.log(
     `the ${KEYS * CAP} creates that fit, sent at once without the refused ones: 201 in ${fitAloneFigures.createdP50Ms.toFixed(0)} ms at the median, ${fitAloneFigures.createdMaxMs.toFixed(0)} ms at most (within the burst: ${now.createdP50Ms.toFixed(0)} and ${now.createdMaxMs.toFixed(0)} ms)`,
   );
@@ -151,6 +169,7 @@ try {
   await recordFigures('burst', {
     embedded: now,
     floor,
+    loadedFloor,
     inside: seenInside,
     loopThread: inside.map((r) => r.loopThread ?? null),
     byBurst: byBurst.map((f) => ({ refusedP99Ms: f.refusedP99Ms, healthP99Ms: f.healthP99Ms })),

@@ -280,13 +280,16 @@ export const BURST_GOALS = { refusedP99Ms: 50, healthP99Ms: 100 };
 
 /**
  * The figures before and now, side by side, with the goals and whether they are met, and the
- * floor: the same burst against a server that does nothing, on this machine now.
+ * floor: the same burst against a server that does nothing, on this machine now; and, when
+ * given, that floor measured while the node's avatars of a burst are live beside it (what the
+ * machine leaves any server while it runs them).
  */
 export function printBurst(
   baseline: BurstBaseline | null,
   now: BurstFigures,
   results: BurstResult[],
   floor: BurstFigures,
+  loadedFloor?: BurstFigures,
 ): void {
   const ms = (x: number | undefined) =>
     x === undefined || Number.isNaN(x) ? '—' : `${x.toFixed(1)} ms`;
@@ -300,6 +303,7 @@ export function printBurst(
     before: ms(before ? pick(before) : undefined),
     now: ms(pick(now)),
     'floor (a server doing nothing)': ms(pick(floor)),
+    ...(loadedFloor ? { 'floor, beside 9 live avatars': ms(pick(loadedFloor)) } : {}),
     goal: goal === null ? '' : `< ${goal} ms`,
     met: goal === null ? '' : pick(now) < goal ? 'yes' : 'NO',
   });
