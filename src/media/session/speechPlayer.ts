@@ -42,6 +42,8 @@ interface Playing {
   startMs: number | null;
   /** Heard so far (UTF-16 offset into the text). */
   heardChars: number;
+  /** Each word timed so far: where it starts on the playout clock, where it ends in the text. */
+  words: { atMs: number; charEnd: number }[];
   started: boolean;
   done: boolean;
   /** The engine failed mid-utterance: it ends with what was heard. */
@@ -120,6 +122,9 @@ export class SpeechPlayer {
     this.schedule.cut(at);
     this.tracker.truncate(at);
     this.events = [];
+    // Played up to the cut, it was heard, whether or not the 20 ms ticks (late on a busy
+    // machine) had said so yet.
+    if (cur && !cur.started && cur.startMs !== null && at > cur.startMs) this.start(cur);
     if (cur) this.finish(cur, true, at);
     for (const u of dropped) {
       this.queuedAt.delete(u.id);
@@ -152,6 +157,7 @@ export class SpeechPlayer {
       abort: new AbortController(),
       startMs: null,
       heardChars: 0,
+      words: [],
       started: false,
       done: false,
       failed: false,
@@ -182,12 +188,11 @@ export class SpeechPlayer {
           this.schedule.place(u.id, visemeTimeline(phonemes), p.startMs);
         }
         for (const w of chunk.words ?? []) {
-          // Timings that came after their audio (a streamed first sentence, a provider's
-          // alignment) can point before the utterance's start: never before it is started.
-          this.at(Math.max(p.startMs, chunkStart + w.startMs), p, () => {
-            p.heardChars = Math.max(p.heardChars, w.charEnd);
-            this.listeners.progress(u, this.heardText(p));
-          });
+          // Timings that came after their audio (a provider's alignment) can point before the
+          // utterance's start: never before it is started.
+          const atMs = Math.max(p.startMs, chunkStart + w.startMs);
+          p.words.push({ atMs, charEnd: w.charEnd });
+          this.at(atMs, p, () => this.heard(p, w.charEnd));
         }
         await this.push(p, chunk.pcm, signal);
       }
@@ -253,11 +258,21 @@ export class SpeechPlayer {
     this.listeners.started(p.u);
   }
 
+  /** The text up to `charEnd` was heard (a word's start reached the listener). */
+  private heard(p: Playing, charEnd: number): void {
+    if (charEnd <= p.heardChars) return;
+    p.heardChars = charEnd;
+    this.listeners.progress(p.u, this.heardText(p));
+  }
+
   private finish(p: Playing, interrupted: boolean, atMs: number): void {
     if (p.done) return;
     p.done = true;
     const cutShort = interrupted || p.failed;
     if (!cutShort) p.heardChars = p.u.text?.length ?? 0;
+    // Cut short: every word that started before the end was heard, by the playout clock, not
+    // only those the ticks had reached (they run late on a busy machine).
+    for (const w of p.words) if (w.atMs < atMs) p.heardChars = Math.max(p.heardChars, w.charEnd);
     const outcome: UtteranceOutcome = {
       interrupted,
       playedMs: p.startMs === null ? 0 : Math.max(0, atMs - p.startMs),

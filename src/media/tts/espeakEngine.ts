@@ -3,6 +3,7 @@ import { calibrateEspeakVoice } from './calibrateEspeakVoice.js';
 import {
   espeakRuntime,
   rawEspeakSynthesis,
+  type EspeakEvent,
   type EspeakRuntime,
   type RawSynthesisRequest,
   type RawSynthesisResult,
@@ -113,10 +114,11 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 /** Synthesis options of the espeak engine. */
 export interface EspeakSynthesisOptions extends SynthesisOptions {
   /**
-   * Sees the audio (float, the engine's rate) in the pieces espeak-ng produces it, before the
-   * whole result is ready: on the worker thread only (inline synthesis returns all at once).
+   * Sees the audio (float, the engine's rate) in the pieces espeak-ng produces it, with the raw
+   * events it reported with each piece (see `espeakTimings`), before the whole result is ready:
+   * on the worker thread only (inline synthesis returns all at once).
    */
-  onAudio?: (pcm: Float32Array, sampleRate: number) => void;
+  onAudio?: (pcm: Float32Array, sampleRate: number, events: readonly EspeakEvent[]) => void;
 }
 
 export interface EspeakEngineOptions {
@@ -212,8 +214,8 @@ export class EspeakEngine implements TtsEngine {
       if (!request) return silence(ESPEAK_SAMPLE_RATE);
       const { onAudio, signal } = opts;
       const onPart = onAudio
-        ? (part: Int16Array, sampleRate: number) => {
-            if (!signal?.aborted) onAudio(toFloat(part), sampleRate);
+        ? (part: Int16Array, sampleRate: number, events: EspeakEvent[]) => {
+            if (!signal?.aborted) onAudio(toFloat(part), sampleRate, events);
           }
         : undefined;
       const raw = await abortable(sharedEspeakThread().synthesize(request, onPart), signal);

@@ -83,12 +83,13 @@ export function espeakModuleUrl(): string {
  * Run one synthesis on a loaded runtime. Deliberately self-contained (no imports, no outer
  * variables, no named inner functions): espeakThread.ts ships its source text to the worker
  * thread, so the inline and off-thread paths run the very same code. `onPart`, when given, sees
- * each buffer of audio as espeak-ng produces it (100 ms each), before the call returns.
+ * each buffer of audio as espeak-ng produces it (100 ms each), with the events espeak-ng reported
+ * with it (a word's event comes with the audio it starts in), before the call returns.
  */
 export function rawEspeakSynthesis(
   runtime: EspeakRuntime,
   request: RawSynthesisRequest,
-  onPart?: (pcm: Int16Array, sampleRate: number) => void,
+  onPart?: (pcm: Int16Array, sampleRate: number, events: EspeakEvent[]) => void,
 ): RawSynthesisResult {
   if (!runtime.variants.has(request.variantName)) {
     runtime.module.FS.writeFile(
@@ -110,7 +111,9 @@ export function rawEspeakSynthesis(
   synth.synthesize(request.text, (pcm, chunkEvents) => {
     chunks.push(pcm);
     length += pcm.length;
-    if (onPart && pcm.length > 0) onPart(pcm.slice(), runtime.sampleRate);
+    if (onPart && (pcm.length > 0 || chunkEvents.length > 0)) {
+      onPart(pcm.slice(), runtime.sampleRate, chunkEvents.slice());
+    }
     for (const event of chunkEvents) events.push(event);
     return false;
   });

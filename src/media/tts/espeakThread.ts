@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import {
   espeakModuleUrl,
   rawEspeakSynthesis,
+  type EspeakEvent,
   type RawSynthesisRequest,
   type RawSynthesisResult,
 } from './espeakRuntime.js';
@@ -26,7 +27,7 @@ const ready = import(workerData.moduleUrl).then(async ({ default: createModule }
 ready.catch(() => {});
 parentPort.on('message', async ({ id, request, stream }) => {
   try {
-    const onPart = stream ? (pcm, sampleRate) => parentPort.postMessage({ id, part: pcm, sampleRate }, [pcm.buffer]) : undefined;
+    const onPart = stream ? (pcm, sampleRate, events) => parentPort.postMessage({ id, part: pcm, sampleRate, events }, [pcm.buffer]) : undefined;
     const result = rawEspeakSynthesis(await ready, request, onPart);
     parentPort.postMessage({ id, result }, [result.pcm.buffer]);
   } catch (error) {
@@ -35,15 +36,18 @@ parentPort.on('message', async ({ id, request, stream }) => {
 });
 `;
 
+/** A piece of audio as espeak-ng produced it, with the events it reported with that piece. */
+type PartListener = (pcm: Int16Array, sampleRate: number, events: EspeakEvent[]) => void;
+
 interface Pending {
   resolve(result: RawSynthesisResult): void;
   reject(error: Error): void;
-  onPart: ((pcm: Int16Array, sampleRate: number) => void) | undefined;
+  onPart: PartListener | undefined;
 }
 
 type Reply =
   | { id: number; result: RawSynthesisResult }
-  | { id: number; part: Int16Array; sampleRate: number }
+  | { id: number; part: Int16Array; sampleRate: number; events: EspeakEvent[] }
   | { id: number; error: string };
 
 const WARM_MS = 40;
@@ -77,13 +81,10 @@ export class EspeakThread {
 
   /**
    * Synthesize on the thread. `onPart`, when given, receives each 100 ms buffer of audio as soon as
-   * espeak-ng produced it (the first one about 5-15 ms into a sentence that takes 20-50 ms), and
-   * the result still carries the whole audio with the events.
+   * espeak-ng produced it (the first one about 5-15 ms into a sentence that takes 20-50 ms) with
+   * its events, and the result still carries the whole audio with all the events.
    */
-  synthesize(
-    request: RawSynthesisRequest,
-    onPart?: (pcm: Int16Array, sampleRate: number) => void,
-  ): Promise<RawSynthesisResult> {
+  synthesize(request: RawSynthesisRequest, onPart?: PartListener): Promise<RawSynthesisResult> {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise<RawSynthesisResult>((resolve, reject) => {
@@ -112,7 +113,7 @@ export class EspeakThread {
       const pending = this.pending.get(reply.id);
       if (!pending) return;
       if ('part' in reply) {
-        pending.onPart?.(reply.part, reply.sampleRate);
+        pending.onPart?.(reply.part, reply.sampleRate, reply.events);
         return;
       }
       this.pending.delete(reply.id);

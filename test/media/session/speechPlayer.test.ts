@@ -118,6 +118,75 @@ describe('SpeechPlayer: the mouth for each video frame', () => {
   });
 });
 
+describe('SpeechPlayer: what an interrupted utterance says was heard', () => {
+  let nowMs = 0;
+  let player: SpeechPlayer | undefined;
+  const sink: AudioSink = { capture: () => Promise.resolve(), clear: () => undefined };
+  const TEXT = 'one two three four five';
+  /** Each word's start in the audio, ms. */
+  const WORD_STARTS = [0, 400, 800, 1_200, 1_600];
+
+  /** 2 s of speech with its word timings, in one chunk (the sink takes it all at once). */
+  function spoken(id: string): Utterance {
+    let charStart = 0;
+    const words = TEXT.split(' ').map((text, i) => {
+      const w = { text, startMs: WORD_STARTS[i]!, endMs: WORD_STARTS[i]! + 300, charStart };
+      charStart += text.length + 1;
+      return { ...w, charEnd: w.charStart + text.length };
+    });
+    return {
+      id,
+      text: TEXT,
+      mouth: 'audio',
+      async *chunks() {
+        yield { pcm: tone(2_000), words };
+      },
+    };
+  }
+
+  function start(): { player: SpeechPlayer; said: string[] } {
+    nowMs = 1_000;
+    const said: string[] = [];
+    const clock = new PlayoutClock(() => nowMs);
+    player = new SpeechPlayer(
+      sink,
+      clock,
+      {
+        started: (u) => said.push(`started ${u.id}`),
+        progress: (u, heard) => said.push(`progress ${u.id} ${heard}`),
+        finished: (u, o) => said.push(`final ${u.id} ${o.heardText}`),
+        speakingChanged: () => undefined,
+      },
+      pino({ level: 'silent' }),
+    );
+    return { player, said };
+  }
+
+  afterEach(() => player?.close());
+
+  it('carries every word started before the cut, whether or not a tick had reached it', async () => {
+    const { player, said } = start();
+    player.enqueue(spoken('u1'));
+    await settle();
+    expect(said).toEqual(['started u1', 'progress u1 one']);
+    // 900 ms played, and the interrupt comes before the next tick (a busy machine's ticks are
+    // late): the words heard are those that started before the cut, by the playout clock.
+    nowMs += 900;
+    player.interrupt();
+    expect(said.at(-1)).toBe('final u1 one two three');
+  });
+
+  it('has a final when the audio played before the first tick could say it started', async () => {
+    const { player, said } = start();
+    player.enqueue(spoken('u1'));
+    // The audio is pushed (the sink takes it at once), but no 20 ms tick has run yet.
+    await new Promise((resolve) => setImmediate(resolve));
+    nowMs += 500;
+    player.interrupt();
+    expect(said).toEqual(['started u1', 'final u1 one two']);
+  });
+});
+
 describe('PlayoutClock.heardAt: the sound a listener behind playout hears now', () => {
   it('is the audio while it plays to them, and null in the silences around it', () => {
     let nowMs = 0;

@@ -224,19 +224,23 @@ describe('synthesizeSentences', () => {
     ]);
   });
 
-  it('streams the first sentence as espeak-ng produces it: the same audio and timings as whole', async () => {
+  it('streams the first sentence as espeak-ng produces it, each piece with the words that start in it', async () => {
     const text = `${SENTENCE} Then it stops.`;
     const pieces: SentenceSynthesis[] = [];
     for await (const piece of synthesizeSentences(engine, text, voice)) pieces.push(piece);
     const first = pieces.filter((p) => p.index === 0);
-    // A 4 s sentence comes in several pieces (espeak-ng makes 100 ms at a time); only the last
-    // carries timings, relative to its own first sample.
+    // A 4 s sentence comes in several pieces (espeak-ng makes 100 ms at a time); the last one
+    // carries the phonemes, relative to its own first sample.
     expect(first.length).toBeGreaterThan(2);
-    expect(first.slice(0, -1).every((p) => !p.last && p.words.length === 0)).toBe(true);
+    expect(first.slice(0, -1).every((p) => !p.last && p.phonemes.length === 0)).toBe(true);
     expect(first.at(-1)!.last).toBe(true);
+    const rate = first[0]!.sampleRate;
     const streamed = new Float32Array(first.reduce((n, p) => n + p.pcm.length, 0));
+    /** Each piece's start on the sentence's timeline, ms. */
+    const startsMs: number[] = [];
     let at = 0;
     for (const p of first) {
+      startsMs.push((at / rate) * 1000);
       streamed.set(p.pcm, at);
       at += p.pcm.length;
     }
@@ -244,26 +248,52 @@ describe('synthesizeSentences', () => {
     // and becomes the phrased pause, which the last piece ends with.
     for (const p of first.slice(0, -1))
       expect(Math.abs(p.pcm.at(-1)!)).toBeGreaterThanOrEqual(0.01);
-    const rate = first[0]!.sampleRate;
     const pause = Math.round((PAUSE_MS.sentence / 1000) * rate);
     expect(rms(streamed, streamed.length - pause)).toBe(0);
-    // The same sentence synthesized whole and phrased as the first of two: the same length and
-    // word times (espeak-ng's noise source makes two runs differ by a few samples).
+    // The words come with the audio they start in, not all at the end: a word is known as soon
+    // as it can be heard, however long the rest of the sentence takes to synthesize.
+    const early = first.slice(0, -1).flatMap((p) => p.words);
+    expect(early.length).toBeGreaterThan(0);
+    for (const p of first.slice(0, -1)) {
+      const ms = (p.pcm.length / rate) * 1000;
+      for (const w of p.words) {
+        expect(w.startMs).toBeGreaterThanOrEqual(0);
+        expect(w.startMs).toBeLessThan(ms);
+      }
+    }
+    // The same sentence synthesized whole and phrased as the first of two: the same length, and
+    // each word once, at the same time (espeak-ng's noise source makes two runs differ by a few
+    // samples).
     const whole = phraseChunk(await engine.synthesize(SENTENCE, voice), {
       first: true,
       pauseAfterMs: PAUSE_MS.sentence,
     });
     expect(Math.abs(streamed.length - whole.pcm.length)).toBeLessThan(rate / 100);
-    const last = first.at(-1)!;
-    const lastStartMs = ((streamed.length - last.pcm.length) / rate) * 1000;
-    expect(last.words.map((w) => w.text)).toEqual(whole.words.map((w) => w.text));
-    // Its timings start before it: the words were heard in the earlier pieces.
-    expect(last.words[0]!.startMs).toBeLessThan(0);
-    last.words.forEach((w, i) => {
-      expect(Math.abs(w.startMs + lastStartMs - whole.words[i]!.startMs)).toBeLessThan(2);
+    const words = first.flatMap((p, i) =>
+      p.words.map((w) => ({ ...w, startMs: w.startMs + startsMs[i]! })),
+    );
+    expect(words.map((w) => w.text)).toEqual(whole.words.map((w) => w.text));
+    words.forEach((w, i) => {
+      expect(Math.abs(w.startMs - whole.words[i]!.startMs)).toBeLessThan(2);
+      expect(text.slice(w.charStart, w.charEnd)).toBe(w.text);
     });
-    expect(last.phonemes.length).toBe(whole.phonemes.length);
+    expect(first.at(-1)!.phonemes.length).toBe(whole.phonemes.length);
     expect(pieces.filter((p) => p.index === 1)).toHaveLength(1);
+  });
+
+  it('asks the engine for the first chunk before the look-ahead of the next', async () => {
+    const asked: string[] = [];
+    const watched = Object.create(engine) as EspeakEngine;
+    watched.synthesize = (text, v, opts) => {
+      asked.push(text);
+      return engine.synthesize(text, v, opts);
+    };
+    const pieces = synthesizeSentences(watched, 'First sentence here. Second one follows.', voice);
+    await pieces.next();
+    // The synthesis thread serves requests in order: the look-ahead asked for first would delay
+    // the first audio, and the first sentence's words, by its own synthesis.
+    expect(asked).toEqual(['First sentence here.', 'Second one follows.']);
+    await pieces.return(undefined);
   });
 
   it('inline synthesis gives the first sentence in one piece', async () => {
