@@ -26,7 +26,11 @@ const LIVEKIT_CLIENT_VERSION = (
 function exchange(
   url: string,
   o: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: o.method ?? 'GET', headers: o.headers }, (res) => {
       let text = '';
@@ -83,7 +87,12 @@ describe('the playground pages on a dev node', () => {
     const answers = await Promise.all([tokenRequest('{}'), tokenRequest('')]);
     const tokens = answers.map(
       (a) =>
-        JSON.parse(a.text) as { livekit_url: string; token: string; room: string; identity: string },
+        JSON.parse(a.text) as {
+          livekit_url: string;
+          token: string;
+          room: string;
+          identity: string;
+        },
     );
     for (const [i, answer] of answers.entries()) {
       expect(answer.status).toBe(200);

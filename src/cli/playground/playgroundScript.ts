@@ -26,5 +26,7 @@ export async function loadPlaygroundScript(): Promise<string> {
     const path = fileURLToPath(new URL(relative, here));
     if (existsSync(path)) return readFile(path, 'utf8');
   }
-  throw new Error('the playground script is missing from the build (dist/playground/playground.js)');
+  throw new Error(
+    'the playground script is missing from the build (dist/playground/playground.js)',
+  );
 }
