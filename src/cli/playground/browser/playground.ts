@@ -31,6 +31,8 @@ interface PlaygroundState {
 
 const STATE_ATTRIBUTE = 'lk.agent.state';
 const ON_BEHALF_ATTRIBUTE = 'lk.publish_on_behalf';
+/** How long after joining the page says that no agent came, and what to check. */
+const NO_AGENT_HINT_MS = 20_000;
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const startButton = element<HTMLButtonElement>('start');
@@ -149,6 +151,16 @@ async function start() {
   status('Connected; waiting for your agent.');
   micButton.disabled = false;
   input.disabled = false;
+  // Nothing joins a room when no worker is registered: say what to check rather than wait.
+  setTimeout(() => {
+    const joined = [...(room?.remoteParticipants.values() ?? [])].some((p) => p.isAgent);
+    if (room?.state === 'connected' && !joined) {
+      status(
+        'No agent joined yet. Is your worker running (`… dev`) with LIVEKIT_URL ' +
+          `${body.livekit_url} and this server's key (\`visage dev --print-livekit-credentials\`)?`,
+      );
+    }
+  }, NO_AGENT_HINT_MS);
 }
 
 async function toggleMicrophone() {
