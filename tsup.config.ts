@@ -1,4 +1,6 @@
+import { build as esbuild } from 'esbuild';
 import { defineConfig } from 'tsup';
+import { playgroundBundleOptions } from './src/cli/playground/playgroundBundle.js';
 
 // Type declarations take nearly all of a build's time (105 s against 4 s for the code on a busy
 // 2-core machine), and what `npx visage` runs needs none. So `npm ci`/`npm install` (the
@@ -28,4 +30,13 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
+  // Loaded only when the CLI runs from its TypeScript sources (playgroundScript.ts).
+  external: ['esbuild'],
+  // `visage dev`'s playground page script, for the browser, with livekit-client bundled in.
+  onSuccess: async () => {
+    await esbuild({
+      ...playgroundBundleOptions('src/cli/playground/browser/playground.ts'),
+      outfile: 'dist/playground/playground.js',
+    });
+  },
 });

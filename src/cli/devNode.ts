@@ -7,6 +7,7 @@ import { VERSION } from '../version.js';
 import { startLivekitProcess } from './livekitProcess.js';
 import { limitsFrom, nodeSettingsFrom, type Environment } from './environment.js';
 import { mediaSettingsFrom } from './mediaSettings.js';
+import { playgroundPages } from './playground/playgroundPages.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
 import { startupReport } from './startupReport.js';
@@ -78,7 +79,21 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         })),
         version: VERSION,
       },
-      { log, progress: report.progress, preloadSpeechModel: true },
+      {
+        log,
+        progress: report.progress,
+        preloadSpeechModel: true,
+        // The developer's page to see and talk to their agent; dev only (playgroundPages.ts).
+        pages: [
+          playgroundPages({
+            livekit: livekit.then((p) => ({
+              url: p.url,
+              apiKey: o.livekit.apiKey,
+              apiSecret: o.livekit.apiSecret,
+            })),
+          }),
+        ],
+      },
     );
   } catch (err) {
     await livekit.then((p) => p.close()).catch(() => undefined);

@@ -9,7 +9,7 @@ import { reportStep, type StartupProgress } from '../media/startupProgress.js';
 import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './admin/adminSocket.js';
 import { Cluster } from './cluster/cluster.js';
-import { createApp, type AppDeps } from './http/app.js';
+import { createApp, type AppDeps, type MountedPages } from './http/app.js';
 import { frontDoor } from './http/frontDoor.js';
 import { readinessCheck } from './http/readiness.js';
 import { AvatarBuilder } from './assets/avatarBuilder.js';
@@ -59,6 +59,8 @@ export interface StartOptions {
    * default false (tests make few voices).
    */
   preloadSpeechModel?: boolean;
+  /** Pages served beside the API (`visage dev` mounts its playground); default none. */
+  pages?: readonly MountedPages[];
 }
 
 /** Where a node keeps what it can rebuild (avatar atlases): safe to delete. */
@@ -190,6 +192,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         onDatabaseError: (err) => log.warn({ err: String(err) }, 'readiness: the database failed'),
       }),
       log,
+      pages: options.pages,
     };
     const http = createServer(frontDoor(createApp(appDeps), appDeps));
     answerParserErrors(http, log);

@@ -19,7 +19,7 @@ import { mountPathIdChecks } from './routes/pathIds.js';
 import { mountSessionRoutes, setConcurrencyHeaders } from './routes/sessions.js';
 import { mountVoiceRoutes } from './routes/voices.js';
 
-export type { AppDeps } from './routes/context.js';
+export type { AppDeps, MountedPages } from './routes/context.js';
 
 /** nginx's status for a request the client abandoned; never sent (nobody is listening). */
 const CLIENT_CLOSED_REQUEST = 499;
@@ -101,6 +101,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountVoiceRoutes(app, deps);
   mountAvatarRoutes(app, deps);
   mountSessionRoutes(app, deps);
+  for (const pages of deps.pages ?? []) {
+    if (pages.path === '/v1' || pages.path.startsWith('/v1/')) {
+      throw new Error(`pages cannot be mounted under /v1 (${pages.path}): that is the API's`);
+    }
+    app.route(pages.path, pages.app);
+  }
 
   app.notFound((c) =>
     errorResponse(c, new ApiError('route_not_found', `No route ${c.req.method} ${c.req.path}.`)),

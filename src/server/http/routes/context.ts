@@ -1,3 +1,4 @@
+import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { ApiKeyRecord, Store } from '../../store/store.js';
 import type { AvatarBuilder } from '../../assets/avatarBuilder.js';
@@ -23,6 +24,18 @@ export interface AppDeps {
   /** Resolves when the node is ready for new sessions; throws the ApiError that says why not. */
   readiness: () => Promise<void>;
   log: Logger;
+  /** Pages outside the API that the caller mounts (`visage dev`'s playground); default none. */
+  pages?: readonly MountedPages[];
+}
+
+/**
+ * A hono app mounted at `path` beside the API (never under `/v1`): the server knows nothing of
+ * what it serves. `visage dev` mounts its playground this way and `visage serve` mounts none, so
+ * a page that mints tokens for the embedded LiveKit exists only where the CLI asks for it.
+ */
+export interface MountedPages {
+  path: string;
+  app: Hono;
 }
 
 /** Hono context variables set by the middleware. */

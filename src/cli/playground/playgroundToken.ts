@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+// The SDK's own protocol classes: it pins a @livekit/protocol of its own.
+import { AccessToken, RoomAgentDispatch, RoomConfiguration } from 'livekit-server-sdk';
+
+/** The embedded LiveKit server the playground's rooms are on, and its key pair. */
+export interface PlaygroundLiveKit {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+/**
+ * How long a playground token admits its holder to the room: enough to open the page and press
+ * the button, short enough that a token copied out of the browser is soon worthless.
+ */
+export const PLAYGROUND_TOKEN_TTL_SECONDS = 10 * 60;
+
+export interface PlaygroundToken {
+  livekit_url: string;
+  token: string;
+  room: string;
+  identity: string;
+  expires_in: number;
+}
+
+/**
+ * A participant token for a fresh room of the embedded LiveKit: joining it creates the room,
+ * and the server dispatches the registered agent workers into it (those registered without an
+ * agent name, or the one `agentName` names, through the token's room configuration, as LiveKit's
+ * explicit dispatch does). The browser gets only this token, never the key or the secret.
+ */
+export async function playgroundToken(
+  livekit: PlaygroundLiveKit,
+  agentName: string | undefined,
+): Promise<PlaygroundToken> {
+  const room = `playground-${randomBytes(6).toString('hex')}`;
+  const identity = `developer-${randomBytes(4).toString('hex')}`;
+  const token = new AccessToken(livekit.apiKey, livekit.apiSecret, {
+    identity,
+    name: 'Developer',
+    ttl: PLAYGROUND_TOKEN_TTL_SECONDS,
+  });
+  token.addGrant({
+    room,
+    roomJoin: true,
+    canSubscribe: true,
+    canPublish: true,
+    canPublishData: true,
+  });
+  if (agentName) {
+    token.roomConfig = new RoomConfiguration({
+      agents: [new RoomAgentDispatch({ agentName })],
+    });
+  }
+  return {
+    livekit_url: livekit.url,
+    token: await token.toJwt(),
+    room,
+    identity,
+    expires_in: PLAYGROUND_TOKEN_TTL_SECONDS,
+  };
+}
