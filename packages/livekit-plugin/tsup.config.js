@@ -54,12 +54,17 @@ const clientFromItsPackage = {
 export default defineConfig({
   entry: { index: '../../src/plugin/index.ts' },
   tsconfig: '../../tsconfig.json',
-  format: ['esm'],
+  // Both module systems, as @livekit/agents ships: an ES module (`import`) and CommonJS (`require`,
+  // `index.cjs` with `index.d.cts`), so that a project `npm init` made (CommonJS) loads it too.
+  // The shims give src/rtcNodeLog.ts its `import.meta.url` in the CommonJS build.
+  format: ['esm', 'cjs'],
+  shims: true,
   target: 'node20',
   platform: 'node',
   removeNodeProtocol: false,
   esbuildPlugins: [clientFromItsPackage],
-  // The declarations take the same two entries from the client package (see rewriteDeclarations.js).
+  // The declarations (.d.ts and .d.cts) take the same two entries from the client package (see
+  // rewriteDeclarations.js).
   dts: true,
   external: [/\/src\/client\/index\.ts$/, /\/src\/api\/index\.ts$/],
   sourcemap: false,

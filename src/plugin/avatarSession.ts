@@ -203,6 +203,15 @@ export class AvatarSession extends voice.AvatarSession {
         waitPlaybackStart: true,
       });
     }
+    // The avatar cannot pause (neither output can), so a false interruption cannot be resumed:
+    // agents-js then ignores its default resumeFalseInterruption with a warning at every start
+    // that a newcomer cannot act on. Turned off here, it changes nothing else: a barge-in
+    // interrupts the avatar either way.
+    const interruption = agentSession.sessionOptions.turnHandling.interruption;
+    if (interruption.resumeFalseInterruption && !agentSession.output.audio?.canPause) {
+      interruption.resumeFalseInterruption = false;
+      log.debug('resumeFalseInterruption turned off: the avatar cannot pause');
+    }
     if (this.#o.parkAfterMs !== null) {
       this.#idle = new IdleController(agentSession, queue, this.#o.parkAfterMs);
       this.#idle.start();

@@ -56,6 +56,27 @@ describe('AvatarSession: start and attach', () => {
     expect(s.session.tts!.capabilities.alignedTranscript).toBe(false);
   });
 
+  it("turns off resumeFalseInterruption, agents-js's default, which an avatar cannot honour", async () => {
+    // As the README's agent makes it: agents-js's defaults, which would warn at session.start().
+    const session = new voice.AgentSession({ vad: null, turnHandling: { turnDetection: null } });
+    const interruption = session.sessionOptions.turnHandling.interruption;
+    expect(interruption.resumeFalseInterruption).toBe(true);
+    const avatar = new AvatarSession({
+      avatarId: MILO,
+      apiKey: h.server.secret,
+      apiUrl: h.server.url,
+      parkAfterSeconds: null,
+    });
+    try {
+      await avatar.start(session, h.media.room('plugin-room-no-pause') as unknown as Room);
+      expect(session.output.audio?.canPause).toBe(false);
+      expect(interruption.resumeFalseInterruption).toBe(false);
+    } finally {
+      await session.close().catch(() => undefined);
+      await avatar.aclose();
+    }
+  });
+
   it('reads apiKey and apiUrl from VISAGE_API_KEY and VISAGE_API_URL', async () => {
     process.env.VISAGE_API_KEY = h.server.secret;
     process.env.VISAGE_API_URL = h.server.url;
