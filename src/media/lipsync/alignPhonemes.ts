@@ -9,8 +9,9 @@ export interface PhonemeAlignmentInput {
   /** `SpeechFeatures` frames of the audio actually played (the same words, another voice). */
   readonly audio: Float32Array;
   /**
-   * The audio so far says only the start of the words (it is still arriving, or the words are
-   * longer than it): it is matched to the template's best-fitting beginning, not to all of it.
+   * Either side may stop short of the other: the audio is still arriving (it says the start of
+   * the words), or the words are (the audio goes on past them). The path ends where the two fit
+   * best, and `coveredMs` says how much of the audio it explains.
    */
   readonly openEnd: boolean;
 }
@@ -18,6 +19,8 @@ export interface PhonemeAlignmentInput {
 export interface PhonemeAlignment {
   /** The template's phonemes moved onto the audio's clock (ms from its first sample). */
   readonly phonemes: PhonemeTiming[];
+  /** Audio time (ms) up to which the phonemes describe the audio: the aligned part's end. */
+  readonly coveredMs: number;
   /**
    * Mean distance between the frames the path matches, over the mean distance from each audio
    * frame to its nearest template frame anywhere: 1.2 to 1.5 for the same words in two voices,
@@ -59,6 +62,9 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
 
   // Accumulated cost, one row at a time, and the step taken into each cell for the way back.
   const steps = new Uint8Array(band.cells);
+  // Cost of ending at the template's last frame, per audio frame (an open end: audio past the
+  // words heard so far).
+  const lastColumn = new Float64Array(n).fill(Infinity);
   let prev = new Float64Array(m).fill(Infinity);
   let cur = new Float64Array(m).fill(Infinity);
   for (let i = 0; i < n; i++) {
@@ -89,28 +95,35 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
       cur[j] = d + best;
       steps[base + j] = step;
     }
+    if (hi === m - 1) lastColumn[i] = cur[m - 1] as number;
     [prev, cur] = [cur, prev];
   }
 
   // The end: the last template frame, or for an open end the template frame that fits best.
+  // For an open end, the audio's last frame against the template frame that fits it best, or the
+  // template's last frame against the audio frame that fits it best (the audio goes on past the
+  // words known so far), by mean cost per step.
+  let endI = n - 1;
   let endJ = m - 1;
+  let endCost = prev[m - 1] as number;
   if (input.openEnd) {
     let best = Infinity;
     for (let j = band.lo[n - 1] as number; j <= (band.hi[n - 1] as number); j++) {
       const score = (prev[j] as number) / (n + j);
-      if (score < best) {
-        best = score;
-        endJ = j;
-      }
+      if (score < best) [best, endJ, endCost] = [score, j, prev[j] as number];
+    }
+    for (let i = 0; i < n - 1; i++) {
+      const score = (lastColumn[i] as number) / (i + m);
+      if (score < best) [best, endI, endJ, endCost] = [score, i, m - 1, lastColumn[i] as number];
     }
   }
-  if (!Number.isFinite(prev[endJ] as number)) return undefined;
+  if (!Number.isFinite(endCost)) return undefined;
 
   // Back along the path: for each template frame, the first audio frame matched to it.
   const audioAt = new Float64Array(endJ + 1).fill(-1);
   let sum = 0;
   let length = 0;
-  for (let i = n - 1, j = endJ; ;) {
+  for (let i = endI, j = endJ; ;) {
     audioAt[j] = i;
     sum += distance(a, i, t, j);
     length++;
@@ -123,7 +136,7 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
     else j--;
     if (i < 0 || j < 0) break;
   }
-  const mismatch = sum / length / meanNearestDistance(a, n, t, m);
+  const mismatch = sum / length / meanNearestDistance(a, endI + 1, t, endJ + 1);
   if (!(mismatch <= MAX_MISMATCH)) return undefined;
 
   const toAudioMs = (templateMs: number): number => {
@@ -142,7 +155,7 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
     const end = toAudioMs(Math.min(p.endMs, endMs));
     if (end > startMs) phonemes.push({ ...p, startMs, endMs: end });
   }
-  return { phonemes, mismatch };
+  return { phonemes, mismatch, coveredMs: (endI + 1) * FEATURE_HOP_MS };
 }
 
 interface Band {

@@ -208,6 +208,30 @@ describe('shapes from the words in audio mode', () => {
     expect(same / n).toBeGreaterThan(0.6);
   });
 
+  it('aligns the words known so far to audio that goes on past them', () => {
+    const speech = agentSpeech(runtime, 'voice_Milo00000000000000000001');
+    // The agent's transcript has reached the first sentence; the audio has both.
+    const first = synthesizeWithEspeak(runtime, SENTENCES[0]!, DEFAULT_ESPEAK_VOICE);
+    const aligned = alignPhonemes({
+      template: features(first.pcm, first.sampleRate),
+      phonemes: first.phonemes,
+      audio: features(speech.pcm, RATE),
+      openEnd: true,
+    });
+    expect(aligned).toBeDefined();
+    // The true end of the first sentence: its last phoneme before the pause.
+    const gap = speech.phonemes.findIndex(
+      (p, i) => i > 0 && p.startMs - speech.phonemes[i - 1]!.endMs > PAUSE_MS / 2,
+    );
+    const sentenceEnd = speech.phonemes[gap - 1]!.endMs;
+    console.log(
+      `words short of the audio: covered ${aligned!.coveredMs.toFixed(0)} ms, first sentence ends at ${sentenceEnd.toFixed(0)} ms of ${((speech.pcm.length / RATE) * 1000).toFixed(0)}`,
+    );
+    expect(Math.abs(aligned!.coveredMs - sentenceEnd)).toBeLessThan(150);
+    const lastAligned = aligned!.phonemes[aligned!.phonemes.length - 1]!;
+    expect(lastAligned.endMs).toBeLessThan(sentenceEnd + 150);
+  });
+
   it('gives up when the audio does not say the words', () => {
     const speech = agentSpeech(runtime, 'voice_Milo00000000000000000001');
     const other = synthesizeWithEspeak(
