@@ -37,8 +37,11 @@ const SPEECH_BELOW_PEAK_DB = 35;
 const ENERGY_WEIGHT = 2;
 /** Cost of holding one side still while the other moves, so the path prefers the diagonal. */
 const STRETCH_PENALTY = 0.3;
-/** The most cells one alignment may visit (a minute of audio against a minute of words). */
-const MAX_CELLS = 40_000_000;
+/**
+ * The most cells one alignment may visit: about 35 s of audio still arriving, 45 s of a whole
+ * clip (some 100 ms of work; longer audio is not aligned).
+ */
+const MAX_CELLS = 10_000_000;
 
 /**
  * Moves the phoneme timings of speech synthesized from the words onto audio of the same words
@@ -241,10 +244,10 @@ function distance(a: Float32Array, i: number, b: Float32Array, j: number): numbe
 
 /**
  * How close the audio's frames come to the template's at best, wherever they are (a sample of
- * at most 300 audio frames): what a path through the same words could reach.
+ * at most 100 audio frames): what a path through the same words could reach.
  */
 function meanNearestDistance(a: Float32Array, n: number, b: Float32Array, m: number): number {
-  const stride = Math.max(1, Math.ceil(n / 300));
+  const stride = Math.max(1, Math.ceil(n / 100));
   let sum = 0;
   let count = 0;
   for (let i = 0; i < n; i += stride) {

@@ -38,6 +38,8 @@ export class SpeechFeatures {
   private offset = 0;
   private re = new Float64Array(0);
   private im = new Float64Array(0);
+  private power = new Float64Array(0);
+  private readonly logMel = new Float64Array(MEL_BANDS);
 
   /** Frames analysed so far. */
   get length(): number {
@@ -108,6 +110,7 @@ export class SpeechFeatures {
     );
     this.re = new Float64Array(this.fftSize);
     this.im = new Float64Array(this.fftSize);
+    this.power = new Float64Array(this.fftSize / 2 + 1);
     this.filters = melFilters(this.fftSize, sampleRate);
     this.dct = new Float32Array(CEPSTRA * MEL_BANDS);
     for (let c = 0; c < CEPSTRA; c++) {
@@ -129,10 +132,9 @@ export class SpeechFeatures {
       re[i] = s * (this.window[i] as number);
     }
     fft(re, im);
-    const power = new Float64Array(fftSize / 2 + 1);
+    const { power, logMel } = this;
     for (let k = 0; k <= fftSize / 2; k++)
       power[k] = (re[k] as number) ** 2 + (im[k] as number) ** 2;
-    const logMel = new Float64Array(MEL_BANDS);
     for (let b = 0; b < MEL_BANDS; b++) {
       const f = this.filters[b]!;
       let e = 0;
@@ -194,8 +196,12 @@ function fft(re: Float64Array, im: Float64Array): void {
     for (; j & bit; bit >>= 1) j ^= bit;
     j ^= bit;
     if (i < j) {
-      [re[i], re[j]] = [re[j]!, re[i]!];
-      [im[i], im[j]] = [im[j]!, im[i]!];
+      const r = re[i]!;
+      re[i] = re[j]!;
+      re[j] = r;
+      const m = im[i]!;
+      im[i] = im[j]!;
+      im[j] = m;
     }
   }
   for (let len = 2; len <= n; len <<= 1) {

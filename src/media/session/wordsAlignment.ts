@@ -24,6 +24,8 @@ export type PlaceWords = (phonemes: PhonemeTiming[], coveredMs: number) => void;
 export const MAX_ALIGNED_CHARS = 2000;
 /** Realign once this much more audio (ms) has arrived, while it streams. */
 const REALIGN_EVERY_MS = 300;
+/** The least time (ms) between two alignments of one utterance while it streams. */
+const MIN_GAP_MS = 100;
 
 /**
  * What an utterance's words say about its mouth, for audio that comes with its words but without
@@ -44,6 +46,9 @@ export class WordsAlignment {
   private alignedFrames = 0;
   private closed = false;
   private readonly abort = new AbortController();
+  private lastAlignedAt = -Infinity;
+  private minGapMs = MIN_GAP_MS;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly speak: SpeakWords,
@@ -84,6 +89,7 @@ export class WordsAlignment {
   close(): void {
     this.closed = true;
     this.abort.abort();
+    clearTimeout(this.timer);
   }
 
   private speakWords(): void {
@@ -118,13 +124,26 @@ export class WordsAlignment {
     const grown = (frames - this.alignedFrames) * FEATURE_HOP_MS >= REALIGN_EVERY_MS;
     if (frames === 0 || !(force || grown)) return;
     const whole = this.audioEnded && this.textFinal && template.text === this.text;
+    // An alignment costs the square of the audio's length on the event loop that paces every
+    // avatar's audio and video: at most a fifth of it goes to this one, and the rest waits.
+    const wait = this.lastAlignedAt + this.minGapMs - performance.now();
+    if (wait > 0 && !whole) {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.realign(true);
+      }, wait);
+      return;
+    }
     this.alignedFrames = frames;
+    const started = performance.now();
     const aligned = alignPhonemes({
       template: template.frames,
       phonemes: template.phonemes,
       audio: this.audio.frames,
       openEnd: !whole,
     });
+    this.lastAlignedAt = performance.now();
+    this.minGapMs = Math.max(MIN_GAP_MS, (this.lastAlignedAt - started) * 4);
     if (aligned) this.place(aligned.phonemes, aligned.coveredMs);
   }
 }

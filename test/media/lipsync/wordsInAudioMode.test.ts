@@ -134,12 +134,15 @@ describe('shapes from the words in audio mode', () => {
       for (let i = 0; i < speech.pcm.length; i += 4800) {
         tracker.push(speech.pcm.subarray(i, i + 4800), RATE);
       }
+      const audio = features(speech.pcm, RATE);
+      const started = performance.now();
       const aligned = alignPhonemes({
         template: template.frames,
         phonemes: template.phonemes,
-        audio: features(speech.pcm, RATE),
+        audio,
         openEnd: false,
       });
+      const tookMs = performance.now() - started;
       expect(aligned).toBeDefined();
       const words = visemeTimeline(aligned!.phonemes);
       // A uniform stretch of the words over the audio, for comparison: the pause between the
@@ -164,7 +167,8 @@ describe('shapes from the words in audio mode', () => {
         wordsMouth(tracker.poseAt(t), { viseme: 'rest', openness: 0 }),
       );
       console.log(
-        `${voice.slice(6, 10)}: mismatch ${aligned!.mismatch.toFixed(2)}\n` +
+        `${voice.slice(6, 10)}: mismatch ${aligned!.mismatch.toFixed(2)}, ` +
+          `${((speech.pcm.length / RATE) * 1000).toFixed(0)} ms aligned in ${tookMs.toFixed(0)} ms\n` +
           `  audio alone:           ${fmt(audioOnly)}\n` +
           `  words, stretched:      ${fmt(uniform)}\n` +
           `  words, aligned (DTW):  ${fmt(withWords)}`,
