@@ -1,7 +1,14 @@
+export {
+  alignPhonemes,
+  MAX_MISMATCH,
+  type PhonemeAlignment,
+  type PhonemeAlignmentInput,
+} from './alignPhonemes.js';
 export { AudioMouthTracker, type AudioMouthTrackerOptions } from './audioMouthTracker.js';
 export { ipaToVisemeUnits, type VisemeUnit } from './ipaVisemes.js';
 export { MouthSchedule } from './mouthSchedule.js';
-export { speechMouth } from './speechMouth.js';
+export { FEATURE_DIMS, FEATURE_HOP_MS, SpeechFeatures } from './speechFeatures.js';
+export { speechMouth, wordsMouth } from './speechMouth.js';
 export {
   LIP_CLOSURES,
   REST_POSE,

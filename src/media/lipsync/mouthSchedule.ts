@@ -15,6 +15,8 @@ interface Placed {
   readonly startMs: number;
   /** Playout time after which this utterance was cut off (Infinity if never). */
   cutMs: number;
+  /** The timeline describes the speech up to this time (utterance clock); rest after it. */
+  untilMs: number;
 }
 
 /**
@@ -30,15 +32,18 @@ export class MouthSchedule {
   /**
    * Places utterance `id`'s timeline at playout time `startMs`. Placing the same utterance again
    * replaces its timeline (timings that arrive in pieces, the whole track rebuilt each time, so
-   * the mouth glides across the pieces instead of closing between them).
+   * the mouth glides across the pieces instead of closing between them). `untilMs` (ms from the
+   * utterance's start) bounds what the timeline knows: words aligned to the audio heard so far
+   * say nothing about the audio after it, so the schedule is silent (rest) there.
    */
-  place(id: string, timeline: VisemeTimeline, startMs: number): void {
+  place(id: string, timeline: VisemeTimeline, startMs: number, untilMs = Infinity): void {
     const existing = this.placed.find((p) => p.id === id);
     if (existing) {
       existing.timeline = timeline;
+      existing.untilMs = untilMs;
       return;
     }
-    this.placed.push({ id, timeline, startMs, cutMs: Infinity });
+    this.placed.push({ id, timeline, startMs, cutMs: Infinity, untilMs });
     this.placed.sort((a, b) => a.startMs - b.startMs);
   }
 
@@ -70,6 +75,7 @@ export class MouthSchedule {
     // as soon as its mouth moves.
     for (let i = this.placed.length - 1; i >= 0; i--) {
       const p = this.placed[i] as Placed;
+      if (tMs - p.startMs >= p.untilMs) continue;
       const pose = tMs < p.cutMs ? mouthPoseAt(p.timeline, tMs - p.startMs) : this.closing(p, tMs);
       if (pose !== REST_POSE) return pose;
     }

@@ -15,3 +15,15 @@ import { LIP_CLOSURES, type MouthPose } from './viseme.js';
 export function speechMouth(sound: MouthPose, timed: MouthPose): MouthPose {
   return LIP_CLOSURES.has(timed.viseme) ? timed : sound;
 }
+
+/**
+ * The mouth for audio whose words are known but whose timings were found by aligning them to
+ * the audio (`alignPhonemes`): the sound's loudness opens the jaw, as in `speechMouth`, and the
+ * words give both the closures and the lip shape, where the sound alone only guesses the shape
+ * from its spectrum (right for about half of the frames, and never for m, b or p).
+ */
+export function wordsMouth(sound: MouthPose, words: MouthPose): MouthPose {
+  if (LIP_CLOSURES.has(words.viseme)) return words;
+  if (sound.openness === 0 || words.viseme === 'rest') return sound;
+  return { viseme: words.viseme, openness: sound.openness };
+}

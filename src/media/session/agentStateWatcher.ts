@@ -1,7 +1,7 @@
 import { RoomEvent, type Participant, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 import type { ConversationCue } from '../render/index.js';
-import { TRANSCRIPTION_TOPIC } from './chatPublisher.js';
+import type { TranscriptionUpdate } from './transcriptionStreams.js';
 
 /** The participant attribute LiveKit agents keep their state in (agents-js `RoomIO`). */
 export const AGENT_STATE_ATTRIBUTE = 'lk.agent.state';
@@ -28,6 +28,9 @@ export class AgentStateWatcher {
     turnsEnded: number;
   } = { agentState: undefined, questions: 0, turnsEnded: 0 };
 
+  private room: Room | undefined;
+  private ownTrackSids: () => readonly string[] = () => [];
+
   constructor(
     private readonly agentIdentity: string,
     private readonly log: Logger,
@@ -37,7 +40,10 @@ export class AgentStateWatcher {
     return this.current;
   }
 
-  /** Listens to `room` (before it connects, so that no change is missed). */
+  /**
+   * Listens to `room` (before it connects, so that no change is missed). Transcripts come
+   * through `transcript`.
+   */
   attach(room: Room, ownTrackSids: () => readonly string[]): void {
     room.on(
       RoomEvent.ParticipantAttributesChanged,
@@ -53,24 +59,23 @@ export class AgentStateWatcher {
     room.on(RoomEvent.ParticipantDisconnected, (p: RemoteParticipant) => {
       if (p.identity === this.agentIdentity) this.set(undefined);
     });
-    room.registerTextStreamHandler(TRANSCRIPTION_TOPIC, (reader) => {
-      const attributes = reader.info.attributes ?? {};
-      reader
-        .readAll()
-        .then((text) => {
-          if (attributes[TRANSCRIPTION_FINAL] !== 'true') return;
-          if (this.current.agentState === 'speaking') return;
-          const track = attributes[TRANSCRIBED_TRACK];
-          const agent = room.remoteParticipants.get(this.agentIdentity);
-          const agentTracks = agent ? [...agent.trackPublications.keys()] : [];
-          if (track !== undefined && [...ownTrackSids(), ...agentTracks].includes(track)) return;
-          if (!isQuestion(text)) return;
-          this.current.questions++;
-          this.log.debug({ questions: this.current.questions }, 'the user asked a question');
-        })
-        // A stream cut by the sender leaving is no question.
-        .catch(() => undefined);
-    });
+    this.room = room;
+    this.ownTrackSids = ownTrackSids;
+  }
+
+  /** A whole `lk.transcription` stream (see `listenToTranscriptions`). */
+  transcript(update: TranscriptionUpdate): void {
+    const { attributes, text } = update;
+    const room = this.room;
+    if (!room || attributes[TRANSCRIPTION_FINAL] !== 'true') return;
+    if (this.current.agentState === 'speaking') return;
+    const track = attributes[TRANSCRIBED_TRACK];
+    const agent = room.remoteParticipants.get(this.agentIdentity);
+    const agentTracks = agent ? [...agent.trackPublications.keys()] : [];
+    if (track !== undefined && [...this.ownTrackSids(), ...agentTracks].includes(track)) return;
+    if (!isQuestion(text)) return;
+    this.current.questions++;
+    this.log.debug({ questions: this.current.questions }, 'the user asked a question');
   }
 
   /** After the join: the agent may have set its state before the avatar came. */

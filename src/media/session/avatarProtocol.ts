@@ -2,7 +2,9 @@ import { RpcError, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 import { ID_PREFIXES, newId } from '../../api/ids.js';
 import type { SpeechPlayer } from './speechPlayer.js';
-import { streamedUtterance } from './utteranceSources.js';
+import { ReplyTranscripts } from './replyTranscripts.js';
+import type { TranscriptionUpdate } from './transcriptionStreams.js';
+import { streamedUtterance, type WordsShaping } from './utteranceSources.js';
 
 /**
  * The receiving side of LiveKit's standard avatar protocol, which agents-js and the Python agents
@@ -16,6 +18,10 @@ import { streamedUtterance } from './utteranceSources.js';
  * else in the room (a viewer joined with the participant token) gets an RPC error, and a stream
  * from them is drained unplayed; both are logged with the sender. A session speaking for no agent
  * accepts the protocol from nobody.
+ *
+ * The agent's transcript of its reply (`lk.transcription` segments from the agent that transcribe
+ * no one else's track) shapes the mouth when `shaping` is given: each audio stream is paired with
+ * a segment (`ReplyTranscripts`) and the words are aligned to its audio (`WordsAlignment`).
  */
 export const AUDIO_STREAM_TOPIC = 'lk.audio_stream';
 export const RPC_CLEAR_BUFFER = 'lk.clear_buffer';
@@ -27,8 +33,10 @@ export function attachAvatarProtocol(
   player: SpeechPlayer,
   agentIdentity: string | null,
   log: Logger,
-): void {
+  shaping?: WordsShaping,
+): { transcript(update: TranscriptionUpdate): void } {
   const local = room.localParticipant!;
+  const replies = new ReplyTranscripts();
   const allowed = (identity: string) => agentIdentity !== null && identity === agentIdentity;
   const refuse = (identity: string, what: string) =>
     log.warn(
@@ -55,20 +63,27 @@ export function attachAvatarProtocol(
     }
     const id = newId(ID_PREFIXES.utterance);
     log.debug({ identity, utterance_id: id, sampleRate, channels }, 'agent audio stream');
+    const words = shaping ? { transcript: replies.claim(), shaping } : undefined;
     player.enqueue(
-      streamedUtterance(id, monoPcm(reader, channels), sampleRate, {
-        onStarted: () => void rpc(identity, RPC_PLAYBACK_STARTED, '{}'),
-        onFinished: (o) =>
-          void rpc(
-            identity,
-            RPC_PLAYBACK_FINISHED,
-            JSON.stringify({
-              playback_position: o.playedMs / 1000,
-              interrupted: o.interrupted,
-              synchronized_transcript: null,
-            }),
-          ),
-      }),
+      streamedUtterance(
+        id,
+        monoPcm(reader, channels),
+        sampleRate,
+        {
+          onStarted: () => void rpc(identity, RPC_PLAYBACK_STARTED, '{}'),
+          onFinished: (o) =>
+            void rpc(
+              identity,
+              RPC_PLAYBACK_FINISHED,
+              JSON.stringify({
+                playback_position: o.playedMs / 1000,
+                interrupted: o.interrupted,
+                synchronized_transcript: null,
+              }),
+            ),
+        },
+        words,
+      ),
     );
   });
 
@@ -81,10 +96,37 @@ export function attachAvatarProtocol(
       );
     }
     const r = player.interrupt();
+    replies.clear();
     log.debug({ caller: data.callerIdentity, ...r }, 'lk.clear_buffer');
     return 'ok';
   });
+
+  return {
+    transcript(update) {
+      if (!shaping || !allowed(update.identity)) return;
+      const { attributes } = update;
+      const segment = attributes[TRANSCRIPTION_SEGMENT];
+      if (segment === undefined) return;
+      // The agent transcribes its user too: a segment naming a track that is neither the agent's
+      // nor the avatar's is the user's words.
+      const track = attributes[TRANSCRIBED_TRACK];
+      if (track !== undefined) {
+        const agent = room.remoteParticipants.get(update.identity);
+        const ours = [
+          ...local.trackPublications.keys(),
+          ...(agent?.trackPublications.keys() ?? []),
+        ];
+        if (!ours.includes(track)) return;
+      }
+      const final = update.done && attributes[TRANSCRIPTION_FINAL] === 'true';
+      replies.segment(segment, update.streamId, update.text, final);
+    },
+  };
 }
+
+const TRANSCRIPTION_SEGMENT = 'lk.segment_id';
+const TRANSCRIBED_TRACK = 'lk.transcribed_track_id';
+const TRANSCRIPTION_FINAL = 'lk.transcription_final';
 
 /** Reads a refused stream to its end without keeping it, so the SDK's buffers do not grow. */
 async function drain(chunks: AsyncIterable<Uint8Array>): Promise<void> {

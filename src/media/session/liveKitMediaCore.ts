@@ -20,6 +20,7 @@ import {
 } from '../render/index.js';
 import { reportStep, type StartupProgress } from '../startupProgress.js';
 import {
+  EspeakEngine,
   isTtsEngineId,
   TtsEngineUnavailableError,
   TtsEngines,
@@ -31,6 +32,7 @@ import {
 import { applyRtcNodeLogLevel } from '../../rtcNodeLog.js';
 import { DEFAULT_AVATAR_VIDEO_CODEC, type AvatarVideoCodec } from './avatarVideoCodec.js';
 import { LiveKitMediaSession } from './liveKitMediaSession.js';
+import { espeakWords, type SpeakWords } from './wordsAlignment.js';
 
 // rtc-node's own debug lines stay out of the service's output (see applyRtcNodeLogLevel).
 applyRtcNodeLogLevel();
@@ -66,6 +68,8 @@ export class LiveKitMediaCore implements MediaCore {
   private readonly photos: PhotoAtlasCache | undefined;
 
   private readonly videoCodec: AvatarVideoCodec;
+  /** Supplied audio's words, spoken by espeak-ng to align them (the process's espeak thread). */
+  private readonly speakWords: SpeakWords = espeakWords(new EspeakEngine());
 
   private constructor(private readonly options: LiveKitMediaCoreOptions) {
     this.tts = options.tts ?? new TtsEngines();
@@ -144,6 +148,7 @@ export class LiveKitMediaCore implements MediaCore {
         agentAbsenceMs: this.options.agentAbsenceMs ?? 10_000,
         stageTimeoutMs: this.options.stageTimeoutMs ?? DEFAULT_STAGE_TIMEOUT_MS,
         videoCodec: this.videoCodec,
+        speakWords: this.speakWords,
         lifecycle: {
           opened: (s) => this.sessions.set(spec.sessionId, s),
           closed: (s) => {

@@ -34,7 +34,9 @@ import { PlayoutClock } from './playoutClock.js';
 import { roomServiceFor } from './roomService.js';
 import { SpeechPlayer } from './speechPlayer.js';
 import { OUTPUT_RATE } from './utterance.js';
-import { audioUtterance, speechUtterance } from './utteranceSources.js';
+import { listenToTranscriptions, type TranscriptionUpdate } from './transcriptionStreams.js';
+import { audioUtterance, speechUtterance, type WordsShaping } from './utteranceSources.js';
+import type { SpeakWords } from './wordsAlignment.js';
 import { VideoLoop } from './videoLoop.js';
 import { withTimeout } from './withTimeout.js';
 
@@ -51,6 +53,11 @@ export interface LiveKitMediaSessionOptions {
   /** Bound on each stage of the start: room set-up, join, each publish, the first frame. */
   stageTimeoutMs: number;
   videoCodec: AvatarVideoCodec;
+  /**
+   * Speaks the words of supplied audio (`/audio?text=`, an agent's transcript) to align them to
+   * it, so that they shape the mouth; without it the audio alone moves the mouth.
+   */
+  speakWords?: SpeakWords;
   /** Told when the session exists (before it joins) and when it has closed. */
   lifecycle?: {
     opened(session: LiveKitMediaSession): void;
@@ -100,9 +107,13 @@ export class LiveKitMediaSession implements MediaSession {
   private closing = false;
   private agentAbsence: NodeJS.Timeout | undefined;
   private firstFrame: (() => void) | undefined;
+  private readonly shaping: WordsShaping | undefined;
+  /** The avatar protocol's reader of the agent's reply transcripts, once joined. */
+  private protocol: { transcript(update: TranscriptionUpdate): void } | undefined;
 
   private constructor(private readonly options: LiveKitMediaSessionOptions) {
     this.renderer = options.renderer;
+    this.shaping = options.speakWords ? { speak: options.speakWords, log: options.log } : undefined;
     this.agentState = options.spec.publishOnBehalf
       ? new AgentStateWatcher(options.spec.publishOnBehalf, options.log)
       : undefined;
@@ -165,7 +176,9 @@ export class LiveKitMediaSession implements MediaSession {
   }
 
   playAudio(item: AudioItem): void {
-    this.player.enqueue(audioUtterance(item.utteranceId, item.pcm, item.sampleRate, item.text));
+    this.player.enqueue(
+      audioUtterance(item.utteranceId, item.pcm, item.sampleRate, item.text, this.shaping),
+    );
   }
 
   interrupt(): InterruptOutcome {
@@ -266,6 +279,12 @@ export class LiveKitMediaSession implements MediaSession {
     this.agentState?.attach(this.room, () => [
       ...(this.room.localParticipant?.trackPublications.keys() ?? []),
     ]);
+    if (spec.publishOnBehalf) {
+      listenToTranscriptions(this.room, (update) => {
+        if (update.done) this.agentState?.transcript(update);
+        this.protocol?.transcript(update);
+      });
+    }
     const started = performance.now();
     await withTimeout(
       this.room.connect(spec.livekit.url, token, JOIN_OPTIONS),
@@ -274,7 +293,13 @@ export class LiveKitMediaSession implements MediaSession {
     );
     step('connect_ms');
     this.agentState?.joined(this.room);
-    attachAvatarProtocol(this.room, this.player, spec.publishOnBehalf, log);
+    this.protocol = attachAvatarProtocol(
+      this.room,
+      this.player,
+      spec.publishOnBehalf,
+      log,
+      this.shaping,
+    );
     const { video, audio } = await publishAvatarTracks(this.room.localParticipant!, {
       videoSource: this.videoSource,
       audioSource: this.audioSource,

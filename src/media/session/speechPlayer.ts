@@ -6,6 +6,7 @@ import {
   REST_POSE,
   speechMouth,
   visemeTimeline,
+  wordsMouth,
   type MouthPose,
   type PhonemeTiming,
 } from '../lipsync/index.js';
@@ -75,6 +76,8 @@ export class SpeechPlayer {
   private events: TimedEvent[] = [];
   private ticker: NodeJS.Timeout | undefined;
   private readonly schedule = new MouthSchedule();
+  /** Words aligned to supplied audio (`Utterance.words`), on the same playout clock. */
+  private readonly words = new MouthSchedule();
   private readonly tracker = new AudioMouthTracker();
   private closed = false;
   /** When each queued utterance was handed to the player (epoch ms). */
@@ -98,9 +101,16 @@ export class SpeechPlayer {
     if (!this.running) void this.run();
   }
 
-  /** The mouth at playout time `tMs` (see `speechMouth`). */
+  /**
+   * The mouth at playout time `tMs`: the sound opens it; the words aligned to supplied audio
+   * shape it and close it (`wordsMouth`); phoneme timings of synthesized speech close it
+   * (`speechMouth`).
+   */
   private poseAt(tMs: number): MouthPose {
-    return speechMouth(this.tracker.poseAt(tMs), this.schedule.poseAt(tMs));
+    const sound = this.tracker.poseAt(tMs);
+    const words = this.words.poseAt(tMs);
+    if (words !== REST_POSE) return wordsMouth(sound, words);
+    return speechMouth(sound, this.schedule.poseAt(tMs));
   }
 
   /**
@@ -120,6 +130,7 @@ export class SpeechPlayer {
     const at = this.clock.cut();
     this.sink.clear();
     this.schedule.cut(at);
+    this.words.cut(at);
     this.tracker.truncate(at);
     this.events = [];
     // Played up to the cut, it was heard, whether or not the 20 ms ticks (late on a busy
@@ -168,7 +179,20 @@ export class SpeechPlayer {
     const signal = p.abort.signal;
     /** The utterance's phonemes so far, on its own time line (0 = its first sample). */
     const phonemes: PhonemeTiming[] = [];
+    // Words aligned to the audio: placed once the utterance has a place on the playout clock.
+    const wordsDone = new AbortController();
+    signal.addEventListener('abort', () => wordsDone.abort(), { once: true });
+    let aligned: { phonemes: PhonemeTiming[]; coveredMs: number } | undefined;
+    const placeWords = () => {
+      if (aligned && p.startMs !== null && !wordsDone.signal.aborted) {
+        this.words.place(u.id, visemeTimeline(aligned.phonemes), p.startMs, aligned.coveredMs);
+      }
+    };
     try {
+      u.words?.((ph, coveredMs) => {
+        aligned = { phonemes: ph, coveredMs };
+        placeWords();
+      }, wordsDone.signal);
       for await (const chunk of u.chunks(signal)) {
         if (signal.aborted) break;
         p.marks.firstChunk ??= epochMs();
@@ -176,6 +200,7 @@ export class SpeechPlayer {
         if (p.startMs === null) {
           p.startMs = chunkStart;
           this.at(chunkStart, p, () => this.start(p));
+          placeWords();
         }
         this.tracker.push(chunk.pcm, OUTPUT_RATE, chunkStart);
         if (u.mouth === 'timings' && chunk.phonemes && chunk.phonemes.length > 0) {
@@ -202,7 +227,7 @@ export class SpeechPlayer {
         this.log.error({ err, utterance_id: u.id }, 'utterance failed');
       }
     }
-    if (signal.aborted || p.done) return;
+    if (signal.aborted || p.done) return wordsDone.abort();
     // Everything is pushed: finish when playout reaches its end.
     const end = this.clock.endMs;
     await new Promise<void>((resolve) => {
@@ -210,6 +235,7 @@ export class SpeechPlayer {
       this.at(end, p, resolve);
       signal.addEventListener('abort', () => resolve(), { once: true });
     });
+    wordsDone.abort();
     if (!signal.aborted && !p.done) {
       this.current = null;
       this.finish(p, false, end);
@@ -323,6 +349,7 @@ export class SpeechPlayer {
       clearInterval(this.ticker);
       this.ticker = undefined;
       this.schedule.prune(now - 1000);
+      this.words.prune(now - 1000);
     }
   }
 }

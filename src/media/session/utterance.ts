@@ -1,4 +1,5 @@
 import type { PhonemeTiming, WordTiming } from '../tts/index.js';
+import type { PlaceWords } from './wordsAlignment.js';
 
 /** Sample rate of everything the player pushes (the Opus track's rate). */
 export const OUTPUT_RATE = 48_000;
@@ -23,6 +24,12 @@ export interface Utterance {
    * speech), which close the lips for m, b, p, f and v; `audio`, nothing else (supplied audio).
    */
   readonly mouth: 'timings' | 'audio';
+  /**
+   * Audio that comes with its words: aligns them to the audio as it comes and hands each
+   * alignment to `place` (the words then shape the mouth, see `wordsMouth`), until `signal`
+   * aborts. Called once, before `chunks`.
+   */
+  readonly words?: (place: PlaceWords, signal: AbortSignal) => void;
   /** Produces the audio chunk by chunk; stops when the signal aborts. */
   chunks(signal: AbortSignal): AsyncIterable<AudioChunk>;
   /** The avatar protocol's sender, told about playback (see avatarProtocol.ts). */
