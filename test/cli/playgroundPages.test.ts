@@ -32,11 +32,15 @@ function exchange(
   text: string;
 }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: o.method ?? 'GET', headers: o.headers }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
+    const req = request(
+      url,
+      { method: o.method ?? 'GET', headers: o.headers, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      },
+    );
     req.on('error', reject);
     req.end(o.body);
   });
