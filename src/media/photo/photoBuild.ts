@@ -24,7 +24,8 @@ import {
   type PhotoLimits,
   type Region,
 } from './photoImage.js';
-import { turnUpright } from './uprightFace.js';
+import { findPadding, scalePadding } from './photoPadding.js';
+import { turnUpright, UPRIGHT_BEYOND_DEG } from './uprightFace.js';
 import { photoThreadPool, type PhotoThreadPool } from './photoThreadPool.js';
 
 /**
@@ -110,6 +111,11 @@ export async function buildPhotoAvatar(
   const upright = await turnUpright(source, landmarks, face.pose.rollDeg, pool, {
     detectionSide: DETECTION_SIDE,
     limits: faceLimits,
+    // A photo turned before it was uploaded has flat corners, which are not the picture.
+    padding:
+      Math.abs(face.pose.rollDeg) > UPRIGHT_BEYOND_DEG
+        ? scalePadding(findPadding(picture), toSource)
+        : [],
   });
   const cropSource = upright?.source ?? source;
   if (upright) landmarks = upright.landmarks;

@@ -33,7 +33,7 @@ import { astronaut, faceApiSample } from '../../support/portraits.js';
 const PHOTOS: [string, () => Uint8Array | Promise<Uint8Array>][] = [
   ['astronaut (NASA portrait)', astronaut],
   // One woman cut out of a group photo (the whole photo is refused: multiple_faces).
-  ['face-api sample6, one woman cut out of the group photo', () => sampleCrop(6, 424, 171, 675)],
+  ['face-api sample6, its largest face cut out', () => sampleCrop(6, 1268, 118, 651)],
 ];
 
 /** A square cut out of one of face-api's group photos, as a JPEG. */
