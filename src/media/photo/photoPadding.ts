@@ -30,9 +30,10 @@ const LEAST_LEG = 16;
 const STRAIGHT_SHARE = 0.9;
 const STRAIGHT_PX = 3;
 /**
- * A turn pads every corner at one angle (the triangles' acute angle is the turn's, or 90
- * degrees less it): at least two corners agree within this, degrees (a picture turned, then
- * cropped to one padded corner, is left as it is; so is one flat corner of a real photo).
+ * A turn pads every corner at one angle (each triangle's smaller acute angle is the turn's,
+ * folded to 45 degrees at most): at least two corners agree within this, degrees (a picture
+ * turned, then cropped to one padded corner, is left as it is; so is one flat corner of a real
+ * photo).
  */
 const SAME_ANGLE_DEG = 2;
 /** The long side is moved out by this much, px, to cover the turn's blended seam. */

@@ -24,7 +24,10 @@ export interface UprightFace {
   source: PhotoSource;
   /** The face's landmarks in it. */
   landmarks: Point[];
-  /** Whether a point of it lies in the photo (the turn brings in corners from outside it). */
+  /**
+   * Whether a point of it lies in the photo (the turn brings in corners from outside it), and
+   * not in the photo's own flat corners (photoPadding.ts).
+   */
   inPicture: (p: Point) => boolean;
   /** The frame's least side (framing.ts): the one it would have had in the photo as it is. */
   least: number;
