@@ -147,7 +147,7 @@ export function chooseFace(
       'no_face_found',
       faces.length
         ? "No person's face was found in the image (something face-like, such as an animal, a drawing or a mask, is not animated; and a picture lying on its side must be turned upright first): use a photo of a person with one clearly visible face."
-        : `No face was found in the image (nor is one too small or too blurred to be seen): use a photo with one clearly visible face, at least ${limits.minFacePx} px across.`,
+        : `No face was found in the image (a face too small or too blurred is not found either): use a photo with one clearly visible face, at least ${limits.minFacePx} px across.`,
     );
   }
   const size = across(face);
