@@ -138,7 +138,7 @@ export const ENDPOINTS = {
     method: 'POST',
     path: '/v1/avatars',
     summary:
-      'Make an avatar from a portrait photo (JPEG, PNG or WebP, one frontal face; the largest of several): multipart part `image` with fields `name` and optional `voice_id`, or JSON `{ name, image_url, voice_id? }`. Built within the request.',
+      'Make an avatar from a portrait photo (JPEG, PNG or WebP, one frontal face at least 96 px across; two faces of about the same size are refused, `multiple_faces`: crop to one): multipart part `image` with fields `name` and optional `voice_id`, or JSON `{ name, image_url, voice_id? }`. Built within the request.',
     status: 201,
     auth: true,
     body: createAvatarRequestSchema,

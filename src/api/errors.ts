@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   image_too_large: { status: 422, type: 'invalid_request' },
   no_face_found: { status: 422, type: 'invalid_request' },
   face_too_small: { status: 422, type: 'invalid_request' },
+  multiple_faces: { status: 422, type: 'invalid_request' },
   face_not_frontal: { status: 422, type: 'invalid_request' },
   concurrency_cap: { status: 429, type: 'rate_limit' },
   platform_busy: { status: 429, type: 'rate_limit' },

@@ -339,6 +339,8 @@ describe('photo avatars: bad input gets a clear error and stores nothing', () =>
     ['over 40 megapixels', portraits.hugePng, 422, 'image_too_large'],
     ['no face', portraits.noFace, 422, 'no_face_found'],
     ['a face too small', portraits.tinyFace, 422, 'face_too_small'],
+    ['a 64 px portrait (issue 44)', portraits.smallPortrait, 422, 'face_too_small'],
+    ['two faces side by side (issue 44)', () => portraits.twoFaces(), 422, 'multiple_faces'],
     ['a picture lying on its side', () => portraits.tilted(90), 422, 'no_face_found'],
     ['a head turned to the side (near profile)', portraits.turnedHead, 422, 'face_not_frontal'],
   ];

@@ -34,11 +34,49 @@ export async function tinyFace(): Promise<Uint8Array> {
   return bytes(await sharp(ASTRONAUT_PATH).resize(240).png().toBuffer());
 }
 
-/** The portrait turned in the picture's plane (a tilted head). */
-export async function tilted(degrees: number): Promise<Uint8Array> {
+/** A head-and-shoulders crop of the portrait, 64 px wide (its face about 28 px across). */
+export async function smallPortrait(): Promise<Uint8Array> {
   return bytes(
-    await sharp(ASTRONAUT_PATH).rotate(degrees, { background: '#808080' }).png().toBuffer(),
+    await sharp(ASTRONAUT_PATH)
+      .extract({ left: 128, top: 40, width: 256, height: 300 })
+      .resize(64)
+      .png()
+      .toBuffer(),
   );
+}
+
+/** smallPortrait in the middle of a grey picture 400 px wide (large enough to hold a face). */
+export async function smallPortraitOnCanvas(): Promise<Uint8Array> {
+  const small = await smallPortrait();
+  return bytes(
+    await sharp({ create: { width: 400, height: 300, channels: 3, background: '#8a8a8a' } })
+      .composite([{ input: Buffer.from(small), left: 168, top: 112 }])
+      .png()
+      .toBuffer(),
+  );
+}
+
+/**
+ * The portrait beside its mirror image (two faces of the same size, side by side), or, with
+ * `share` under 1, beside a copy `share` as large, at the top (a face further behind).
+ */
+export async function twoFaces(share = 1): Promise<Uint8Array> {
+  const side = Math.round(512 * share);
+  const other = await sharp(ASTRONAUT_PATH).flop().resize(side).png().toBuffer();
+  return bytes(
+    await sharp({ create: { width: 512 + side, height: 512, channels: 3, background: '#808080' } })
+      .composite([
+        { input: ASTRONAUT_PATH, left: 0, top: 0 },
+        { input: other, left: 512, top: 0 },
+      ])
+      .png()
+      .toBuffer(),
+  );
+}
+
+/** The portrait turned in the picture's plane (a tilted head), the corners `background`. */
+export async function tilted(degrees: number, background = '#808080'): Promise<Uint8Array> {
+  return bytes(await sharp(ASTRONAUT_PATH).rotate(degrees, { background }).png().toBuffer());
 }
 
 /** A woman from face-api's sample2, her head turned to the side, near profile (alone in the crop). */

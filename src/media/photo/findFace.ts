@@ -19,7 +19,7 @@ export interface FoundFace {
 
 /** Which faces can be animated (see chooseFace and docs/photo-portraits.md). */
 export interface FaceLimits {
-  /** The face box's longer side in the original picture, px (default 96). */
+  /** The face box's longer side in the original picture, px (default 96): the build's least. */
   minFacePx: number;
   /** Head turned to the side, degrees (default 30). */
   maxYawDeg: number;
@@ -48,6 +48,12 @@ export const DEFAULT_FACE_LIMITS: FaceLimits = {
   maxMisfit: 0.09,
 };
 
+/**
+ * Another face at least this share of the largest one's size makes the picture ambiguous: which
+ * person is meant (a group photo, two people side by side) is the caller's to say, by cropping.
+ * A face smaller than this, far behind, is left out (a passer-by in the background).
+ */
+export const SECOND_FACE_SHARE = 0.5;
 /** SSD score a box needs to be looked at (the second detector and the fit decide). */
 const MIN_SCORE = 0.2;
 /** The SSD score above which the first detector is taken to be sure. */
@@ -105,12 +111,16 @@ export async function detectFaces(
 }
 
 /**
- * The face to animate: the largest one that both detectors see (a group photo gives its biggest
- * face), checked against the limits. `scale` converts the detection picture's pixels to the
- * original's (it may have been decoded smaller). The checks, in order: a human face at all (the
- * second detector agrees), its size, its pose (turned or tipped too far is said as such; a tilt
- * in the picture's plane is corrected by the crop up to maxRollDeg), and last whether its
- * landmarks fit a human face's shape (masks and statues that fool both detectors).
+ * The face to animate: the largest one that both detectors see, checked against the limits.
+ * `scale` converts the detection picture's pixels to the original's (it may have been decoded
+ * smaller). The checks, in order: a human face at all (the second detector agrees; where
+ * nothing face-like is as large as minFacePx, the face is said to be too small: a face that
+ * small is not told from an animal or a drawing, and could not be animated either way), its
+ * size, one face (another as large as SECOND_FACE_SHARE of it is refused: the caller is to crop
+ * the picture to the face they mean; a face far behind is ignored), its pose (turned or tipped
+ * too far is said as such; a tilt in the picture's plane is corrected by the crop up to
+ * maxRollDeg), and last whether its landmarks fit a human face's shape (masks and statues that
+ * fool both detectors).
  */
 export function chooseFace(
   faces: readonly FoundFace[],
@@ -118,8 +128,18 @@ export function chooseFace(
   limits: FaceLimits = DEFAULT_FACE_LIMITS,
 ): FoundFace {
   const human = faces.filter((f) => isHumanFace(f, limits));
+  const across = (f: FoundFace) => Math.max(f.box.width, f.box.height) * scale;
   const face = human[0];
   if (!face) {
+    // Too small to tell: the second detector does not see small faces well (a 64 px portrait's
+    // face, 28 px, got 0.16 from it), and no face that small can be animated anyway.
+    const largest = Math.max(0, ...faces.map(across));
+    if (faces.length && largest < limits.minFacePx) {
+      throw new PhotoError(
+        'face_too_small',
+        `The only face-like thing found is ${Math.round(largest)} px across, too small to animate (or to tell whether it is a person's face); at least ${limits.minFacePx} px is needed (use a closer or larger photo).`,
+      );
+    }
     // A profile: the second detector (trained on frontal faces) does not see it, the fit does.
     const turned = faces.find((f) => f.score >= PROFILE_SCORE);
     if (turned && Math.abs(turned.pose.yawDeg) > limits.maxYawDeg) throw turnedAway(turned, limits);
@@ -127,14 +147,22 @@ export function chooseFace(
       'no_face_found',
       faces.length
         ? "No person's face was found in the image (something face-like, such as an animal, a drawing or a mask, is not animated; and a picture lying on its side must be turned upright first): use a photo of a person with one clearly visible face."
-        : 'No face was found in the image: use a photo with one clearly visible face.',
+        : `No face was found in the image (a face too small or too blurred is not found either): use a photo with one clearly visible face, at least ${limits.minFacePx} px across.`,
     );
   }
-  const size = Math.max(face.box.width, face.box.height) * scale;
+  const size = across(face);
   if (size < limits.minFacePx) {
     throw new PhotoError(
       'face_too_small',
       `The face is ${Math.round(size)} px across; at least ${limits.minFacePx} px is needed (use a closer or larger photo).`,
+    );
+  }
+  const others = human.slice(1).filter((f) => across(f) >= SECOND_FACE_SHARE * size);
+  if (others.length) {
+    const sizes = [face, ...others].map((f) => Math.round(across(f))).sort((a, b) => b - a);
+    throw new PhotoError(
+      'multiple_faces',
+      `The image shows ${sizes.length} faces (${sizes.join(', ')} px across) and an avatar is made from one: crop the picture to the face to animate (a face under half the size of the largest is left out).`,
     );
   }
   const { yawDeg, pitchDeg, rollDeg, misfit } = face.pose;
@@ -158,6 +186,22 @@ export function chooseFace(
     );
   }
   return face;
+}
+
+/**
+ * Refuses a picture too small to hold a face of minFacePx (its shorter side under it) before
+ * any detection: whatever a detector made of it, no face in it can be animated.
+ */
+export function checkPictureSize(
+  width: number,
+  height: number,
+  limits: FaceLimits = DEFAULT_FACE_LIMITS,
+): void {
+  if (Math.min(width, height) >= limits.minFacePx) return;
+  throw new PhotoError(
+    'face_too_small',
+    `The picture is ${width} x ${height} px, too small to hold a face ${limits.minFacePx} px across, the least a photo avatar is made from: use a larger photo, the face at least ${limits.minFacePx} px across.`,
+  );
 }
 
 /** Both detectors see a face there (a weak first detection needs a sure second one). */

@@ -5,7 +5,13 @@ import {
   type SharedAvatarAtlas,
 } from '../render/index.js';
 import { CANVAS_MARGIN, CANVAS_SIZE } from './buildPhotoAtlas.js';
-import { chooseFace, DEFAULT_FACE_LIMITS, isHumanFace, type FaceLimits } from './findFace.js';
+import {
+  checkPictureSize,
+  chooseFace,
+  DEFAULT_FACE_LIMITS,
+  isHumanFace,
+  type FaceLimits,
+} from './findFace.js';
 import type { HeadPose } from './headPose.js';
 import { chooseFraming, toFrame, type Framing } from './framing.js';
 import {
@@ -18,7 +24,8 @@ import {
   type PhotoLimits,
   type Region,
 } from './photoImage.js';
-import { turnUpright } from './uprightFace.js';
+import { findPadding, scalePadding } from './photoPadding.js';
+import { turnUpright, UPRIGHT_BEYOND_DEG } from './uprightFace.js';
 import { photoThreadPool, type PhotoThreadPool } from './photoThreadPool.js';
 
 /**
@@ -52,7 +59,10 @@ export interface PhotoBuildOutput {
   build: Buffer;
   /** The neutral frame, 512x512 PNG. */
   preview: Buffer;
-  /** How many faces both detectors found (the largest was used). */
+  /**
+   * How many faces both detectors found: the one used, and any under SECOND_FACE_SHARE of its
+   * size (findFace.ts; a face as large as that is refused with `multiple_faces`).
+   */
   faces: number;
   pose: HeadPose;
   /**
@@ -84,13 +94,14 @@ export async function buildPhotoAvatar(
 
   stage('decoding');
   const source = await probePhoto(bytes, options.limits ?? DEFAULT_PHOTO_LIMITS);
+  const faceLimits = options.faceLimits ?? DEFAULT_FACE_LIMITS;
+  checkPictureSize(source.width, source.height, faceLimits);
   const picture = await decodeFitted(source, DETECTION_SIDE);
   done('decode');
 
   stage('finding the face');
   const faces = await pool.detect(picture.data, picture.width, picture.height);
   const toSource = source.width / picture.width;
-  const faceLimits = options.faceLimits ?? DEFAULT_FACE_LIMITS;
   const face = chooseFace(faces, toSource, faceLimits);
   let landmarks = face.landmarks.map((p) => ({ x: p.x * toSource, y: p.y * toSource }));
   done('detect');
@@ -100,6 +111,11 @@ export async function buildPhotoAvatar(
   const upright = await turnUpright(source, landmarks, face.pose.rollDeg, pool, {
     detectionSide: DETECTION_SIDE,
     limits: faceLimits,
+    // A photo turned before it was uploaded has flat corners, which are not the picture.
+    padding:
+      Math.abs(face.pose.rollDeg) > UPRIGHT_BEYOND_DEG
+        ? scalePadding(findPadding(picture), toSource)
+        : [],
   });
   const cropSource = upright?.source ?? source;
   if (upright) landmarks = upright.landmarks;

@@ -8,6 +8,7 @@ export type PhotoErrorCode =
   | 'image_too_large'
   | 'no_face_found'
   | 'face_too_small'
+  | 'multiple_faces'
   | 'face_not_frontal';
 
 export class PhotoError extends Error {

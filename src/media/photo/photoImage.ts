@@ -1,5 +1,6 @@
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PhotoError } from './photoError.js';
+import { fillPadding, type PaddingCorner } from './photoPadding.js';
 
 /**
  * Reading untrusted pictures with sharp (libvips, prebuilt binaries from npm). Only JPEG, PNG
@@ -157,12 +158,15 @@ export interface TurnedRegion {
 /**
  * The square `region` of the picture (what lies inside the picture of it), turned clockwise by
  * `degrees` about its centre, as a new picture: the corners that the turn brings in are the
- * region's mean colour. Used to turn a tilted head upright before the frame is cut.
+ * region's mean colour. Used to turn a tilted head upright before the frame is cut. The
+ * picture's own `padding` (the flat corners of a picture turned before it was uploaded,
+ * photoPadding.ts) is filled from the picture first.
  */
 export async function turnRegion(
   source: PhotoSource,
   region: Region,
   degrees: number,
+  padding: readonly PaddingCorner[] = [],
 ): Promise<TurnedRegion> {
   const left = Math.round(region.left);
   const top = Math.round(region.top);
@@ -175,6 +179,7 @@ export async function turnRegion(
   const inside = await toRgb(
     open(source).extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
   );
+  fillPadding(inside, { x: x0, y: y0 }, padding);
   // What the region has outside the picture is the picture mirrored at its edge (no flat
   // corners in the frame), then the whole square is turned.
   const part = await extendMirrored(inside, {

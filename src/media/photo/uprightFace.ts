@@ -2,6 +2,7 @@ import { chooseFraming, fittingSize } from './framing.js';
 import { isHumanFace, type FaceLimits } from './findFace.js';
 import { LEFT_EYE, mean, RIGHT_EYE, distance, type Point } from './landmarks.js';
 import { decodeFitted, turnRegion, type PhotoSource, type Region } from './photoImage.js';
+import { inPadding, type PaddingCorner } from './photoPadding.js';
 import type { PhotoThreadPool } from './photoThreadPool.js';
 
 /**
@@ -23,7 +24,10 @@ export interface UprightFace {
   source: PhotoSource;
   /** The face's landmarks in it. */
   landmarks: Point[];
-  /** Whether a point of it lies in the photo (the turn brings in corners from outside it). */
+  /**
+   * Whether a point of it lies in the photo (the turn brings in corners from outside it), and
+   * not in the photo's own flat corners (photoPadding.ts).
+   */
   inPicture: (p: Point) => boolean;
   /** The frame's least side (framing.ts): the one it would have had in the photo as it is. */
   least: number;
@@ -38,13 +42,21 @@ export async function turnUpright(
   landmarks: readonly Point[],
   rollDeg: number,
   pool: PhotoThreadPool,
-  options: { detectionSide: number; limits: FaceLimits },
+  options: {
+    detectionSide: number;
+    limits: FaceLimits;
+    /** The photo's flat corners (photoPadding.ts): not the picture, filled from it. */
+    padding?: readonly PaddingCorner[];
+  },
 ): Promise<UprightFace | undefined> {
   if (Math.abs(rollDeg) <= UPRIGHT_BEYOND_DEG) return undefined;
   const eyes = mean([mean(landmarks, LEFT_EYE), mean(landmarks, RIGHT_EYE)], [0, 1]);
   const degrees = -rollDeg;
+  const padding = options.padding ?? [];
+  // In the photo: inside it, and not in a flat corner of a photo turned before it was uploaded
+  // (what the frame would show of it is a wedge of one colour).
   const inSource = (p: Point) =>
-    p.x >= 0 && p.y >= 0 && p.x <= source.width && p.y <= source.height;
+    p.x >= 0 && p.y >= 0 && p.x <= source.width && p.y <= source.height && !inPadding(padding, p);
   // The frame's side in the upright face, as far as the photo covers its square (framing.ts):
   // the square's corners, turned back about the eyes, in the photo. The turned part is only as
   // large as that frame needs.
@@ -69,7 +81,7 @@ export async function turnUpright(
   );
   const size = 2 * half;
   const region = { left: eyes.x - size / 2, top: eyes.y - size / 2, size };
-  const turned = await turnRegion(source, region, degrees);
+  const turned = await turnRegion(source, region, degrees, padding);
   const moved = landmarks.map(turned.map);
   const inPicture = (p: Point) => inSource(turned.unmap(p));
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PhotoError } from '../../../src/media/photo/index.js';
-import { chooseFace, type FoundFace } from '../../../src/media/photo/findFace.js';
+import { checkPictureSize, chooseFace, type FoundFace } from '../../../src/media/photo/findFace.js';
 import { DETECTION_SIDE } from '../../../src/media/photo/photoBuild.js';
 import { decodeFitted, probePhoto } from '../../../src/media/photo/photoImage.js';
 import { photoThreadPool } from '../../../src/media/photo/photoThreadPool.js';
@@ -32,6 +32,7 @@ async function judge(bytes: Uint8Array): Promise<Verdict> {
   const picture = await decodeFitted(source, DETECTION_SIDE);
   const faces = await photoThreadPool().detect(picture.data, picture.width, picture.height);
   try {
+    checkPictureSize(source.width, source.height);
     const face = chooseFace(faces, source.width / picture.width);
     return { code: 'accepted', message: '', face };
   } catch (err) {

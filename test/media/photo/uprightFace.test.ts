@@ -72,6 +72,37 @@ describe('a tilted head', () => {
     expect(Math.abs(roll)).toBeLessThan(5);
   }, 180_000);
 
+  it("shows none of a turned photo's flat corners: no white wedge in the preview (issue 44)", async () => {
+    // The portrait turned by 35 degrees on white, as a tilted scan is: its corners are white,
+    // which the astronaut's picture is nowhere near its edges. Turned upright, the picture's
+    // top edge crosses the frame; what lies beyond it must come from the picture.
+    const out = await buildPhotoAvatar(await tilted(35, '#ffffff'), { atlasId: 'upright-white' });
+    const { data } = await sharp(out.preview)
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const side = 96;
+    const shares = [
+      [0, 0],
+      [512 - side, 0],
+      [0, 512 - side],
+      [512 - side, 512 - side],
+    ].map(([x0, y0]) => {
+      let white = 0;
+      for (let y = y0!; y < y0! + side; y++) {
+        for (let x = x0!; x < x0! + side; x++) {
+          const i = (y * 512 + x) * 3;
+          if (data[i]! >= 245 && data[i + 1]! >= 245 && data[i + 2]! >= 245) white++;
+        }
+      }
+      return white / (side * side);
+    });
+    console.log(
+      `astronaut tilted 35 degrees on white: white share of the preview's corners (${side} px squares, top left, top right, bottom left, bottom right): ${shares.map((s) => (100 * s).toFixed(1)).join(', ')} %`,
+    );
+    for (const share of shares) expect(share).toBeLessThan(0.01);
+  }, 180_000);
+
   it('is left as it is within 15 degrees', async () => {
     const out = await buildPhotoAvatar(astronaut(), { atlasId: 'upright-0' });
     expect(out.upright).toBeUndefined();
