@@ -5,8 +5,9 @@
 // The install is `npm ci --offline` from a lockfile made of this repository's own (see
 // scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
 
@@ -49,16 +50,43 @@ export function manifestOf(dir: string): Manifest {
 export type Packed = PackedWorkspace & { files: string[] };
 
 /**
+ * Runs `work` while no other test file of this run builds the packages: two builds at once would
+ * write (and clean) the same dist folders. A lock older than 20 minutes is a crashed run's.
+ */
+async function exclusively<T>(repo: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(repo, '.tmp/packages-build.lock');
+  mkdirSync(join(repo, '.tmp'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > 20 * 60_000)
+        rmSync(lock, { force: true, recursive: true });
+      await sleep(1_000);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { force: true, recursive: true });
+  }
+}
+
+/**
  * Builds both packages as `npm pack` builds them (their prepack) from `repo`, and packs them into
  * `destination` as they would be published.
  */
 export async function packWorkspaces(repo: string, destination: string): Promise<Packed[]> {
-  // Both at once: nearly all of it is each package's declarations.
-  await Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], repo)));
-  const report = await npm(
-    ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination],
-    repo,
-  );
+  const report = await exclusively(repo, async () => {
+    // Both at once: nearly all of it is each package's declarations.
+    await Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], repo)));
+    return npm(
+      ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination],
+      repo,
+    );
+  });
   const tarballs = JSON.parse(report) as {
     name: string;
     version: string;

@@ -63,7 +63,7 @@ describe('installing the plugin into an agent project', () => {
       }
     ).packages;
     installed[''] = { dependencies: manifest.dependencies };
-  }, 600_000);
+  }, 900_000); // it may wait for another test file's build of the packages
 
   afterAll(async () => {
     console.log(`plugin install test: ${JSON.stringify(seconds)} s`);

@@ -144,7 +144,7 @@ describeWebRtc("the README's agent in a new project, against `visage dev`", () =
       VISAGE_API_KEY: /sk_[0-9A-Za-z]{40}/.exec(banner)![0],
       VISAGE_API_URL: /API:\s+(http:\/\/\S+)/.exec(banner)![1]!,
     };
-  }, 900_000);
+  }, 1_500_000); // it may wait for another test file's build of the packages
 
   afterAll(async () => {
     dev?.kill('SIGKILL');
