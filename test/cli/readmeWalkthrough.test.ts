@@ -30,19 +30,24 @@ interface Step {
 /** The block's commands (comment lines before a command are prose, after one its answer). */
 export function steps(block: string): Step[] {
   const out: Step[] = [];
+  // The command whose answer the comment lines below it show; a blank line ends it.
+  let answering: Step | undefined;
   for (const line of block.split('\n')) {
-    if (line.trim() === '') continue;
+    if (line.trim() === '') {
+      answering = undefined;
+      continue;
+    }
     if (line.startsWith('#')) {
-      // A comment right after a command is its answer; a blank line or a new command ends it.
-      const last = out.at(-1);
-      if (last?.says !== undefined && last.command.startsWith('curl')) last.says += ` ${line}`;
+      if (answering) answering.says += ` ${line}`;
       continue;
     }
     const hash = line.search(/\s+#\s/);
-    out.push({
+    const step = {
       command: hash < 0 ? line : line.slice(0, hash),
       says: hash < 0 ? '' : line.slice(hash).trim(),
-    });
+    };
+    out.push(step);
+    answering = step.command.startsWith('curl') ? step : undefined;
   }
   return out;
 }
@@ -58,6 +63,8 @@ describe("reading the walkthrough's commands", () => {
       'curl -s $V/a    # the first',
       '# {"id":"ses_…","status":"active"}',
       'S=ses_...                # its id',
+      '',
+      '# Prose about the next one {"not":"an answer"}',
       'curl -s -X DELETE $V/a/$S   # 204',
     ].join('\n');
     expect(steps(block)).toEqual([
