@@ -1,8 +1,8 @@
 // The smallest agent with a Visage face, as in the README's agent quick start: it greets whoever
 // joins a room. Runs offline against `visage dev` (no LLM, no STT, no LiveKit Cloud):
+// In this checkout:
 //   export $(npx visage dev --print-livekit-credentials) VISAGE_API_KEY=sk_...
 //   npx tsx examples/agent-worker/minimal.ts dev
-import { fileURLToPath } from 'node:url';
 import { cli, defineAgent, ServerOptions, voice, type JobContext } from '@livekit/agents';
 import { AvatarSession } from '../../src/index.js'; // in your project: from '@visage-avatar/livekit-plugin'
 
@@ -16,10 +16,15 @@ export default defineAgent({
     await session.start({
       agent: new voice.Agent({ instructions: 'You are a friendly assistant.' }),
       room: ctx.room,
-      outputOptions: { syncTranscription: false }, // the transcript follows what the avatar said
+      // The avatar speaks, not an audio track of the agent's; the transcript follows what it said.
+      outputOptions: { audioEnabled: false, syncTranscription: false },
     });
     session.say('Hello! I am Ada, your agent, with a Visage face and voice.');
   },
 });
 
-cli.runApp(new ServerOptions({ agent: fileURLToPath(import.meta.url) }));
+// The file that defines the agent (this one): its jobs run in processes that import it.
+// process.argv[1] names it in CommonJS and ES modules alike, where import.meta.url does not.
+// A job whose process takes longer than initializeProcessTimeout to start is dropped: the
+// default, 10 s, is short for a busy laptop.
+cli.runApp(new ServerOptions({ agent: process.argv[1]!, initializeProcessTimeout: 60_000 }));

@@ -1,50 +1,26 @@
 // What an agent developer installs (issue 32): the LiveKit Agents plugin and the client are
 // packed as they would be published, installed into an empty agent project next to
-// `@livekit/agents`, and then weighed, imported and type checked there. The plugin must add
-// well under 20 MB besides `@livekit/agents` (the whole service was 875 MB): a heavy dependency
-// added to the plugin or the client fails this test.
-//
-// The install is `npm ci --offline` from a lockfile made of this repository's own (see
-// scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
+// `@livekit/agents` (agentProject.ts), and then weighed, imported (from an ES module and from
+// CommonJS) and type checked there. The plugin must add well under 20 MB besides
+// `@livekit/agents` (the whole service was 875 MB): a heavy dependency added to the plugin or the
+// client fails this test.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installProject, type Packed, packWorkspaces, WORKSPACES } from './agentProject.js';
 import { closure, type LockPackages } from './lockTree.js';
-import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
 
 const run = promisify(execFile);
 const REPO = resolve('.');
-const WORKSPACES = ['packages/client', 'packages/livekit-plugin'];
 const CLIENT = '@visage-avatar/client';
 const PLUGIN = '@visage-avatar/livekit-plugin';
 const AGENTS = '@livekit/agents';
 const LIMIT_BYTES = 20 * 1024 * 1024;
 const MB = 1024 * 1024;
-
-/**
- * npm as a user runs it: none of the npm_* settings of the `npm test` this may run under (its
- * `npm_config_local_prefix` would make this repository the project), but the same cache.
- */
-function npmEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !key.toLowerCase().startsWith('npm_') || key.toLowerCase() === 'npm_config_cache',
-    ),
-  );
-}
-
-async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await run('npm', args, {
-    cwd,
-    env: npmEnv(),
-    maxBuffer: 64 * MB,
-    timeout: 300_000,
-  });
-  return stdout;
-}
 
 /** Bytes of the files of the package at `dir`, its own node_modules left out. */
 function packageBytes(dir: string): number {
@@ -58,21 +34,11 @@ function packageBytes(dir: string): number {
   return total;
 }
 
-interface Manifest {
-  name: string;
-  dependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>;
-}
-
-function manifestOf(dir: string): Manifest {
-  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
-}
-
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 describe('installing the plugin into an agent project', () => {
   let scratch: string;
-  let packed: (PackedWorkspace & { files: string[] })[];
+  let packed: Packed[];
   let installed: LockPackages;
   const seconds: Record<string, number> = {};
 
@@ -88,55 +54,22 @@ describe('installing the plugin into an agent project', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'visage-agent-project-'));
     // Built as `npm pack` builds them (their prepack), then packed as they would be published.
-    // Both at once: nearly all of it is each package's declarations.
-    await timed('build', () =>
-      Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], REPO))),
-    );
-    const report = await timed('pack', () =>
-      npm(
-        ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', scratch],
-        REPO,
-      ),
-    );
-    const tarballs = JSON.parse(report) as {
-      name: string;
-      version: string;
-      filename: string;
-      integrity: string;
-      files: { path: string }[];
-    }[];
-    packed = tarballs.map((t) => {
-      const dir = WORKSPACES.find((d) => manifestOf(d).name === t.name)!;
-      const { dependencies = {}, peerDependencies = {} } = manifestOf(dir);
-      const { name, version, filename, integrity } = t;
-      const files = t.files.map((f) => f.path);
-      return { dir, name, version, filename, integrity, dependencies, peerDependencies, files };
-    });
-
-    const repositoryLock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
-      packages: LockPackages;
-    };
-    const { manifest, lock } = scratchLockfile(repositoryLock, 'an-agent', [AGENTS], packed);
-    writeFileSync(join(scratch, 'package.json'), JSON.stringify(manifest, null, 2));
-    writeFileSync(join(scratch, 'package-lock.json'), JSON.stringify(lock, null, 2));
-    await timed('install', () =>
-      npm(['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], scratch),
-    );
+    packed = await timed('pack', () => packWorkspaces(REPO, scratch));
+    const manifest = await timed('install', () => installProject(REPO, scratch, [AGENTS], packed));
     // What npm really installed there (its hidden lockfile), not what was asked for.
     installed = (
       JSON.parse(readFileSync(join(scratch, 'node_modules/.package-lock.json'), 'utf8')) as {
         packages: LockPackages;
       }
     ).packages;
-    installed[''] = {
-      dependencies: (manifest as { dependencies: Record<string, string> }).dependencies,
-    };
-  }, 600_000);
+    installed[''] = { dependencies: manifest.dependencies };
+  }, 900_000); // it may wait for another test file's build of the packages
 
-  afterAll(() => {
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  afterAll(async () => {
     console.log(`plugin install test: ${JSON.stringify(seconds)} s`);
-  });
+    // Over 200 MB of node_modules: on a busy machine, longer than a hook's default minute.
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }, 300_000);
 
   it('packs the built code, declarations, README and licence, and no sources', () => {
     for (const p of packed) {
@@ -147,6 +80,8 @@ describe('installing the plugin into an agent project', () => {
           'LICENSE',
           'dist/index.js',
           'dist/index.d.ts',
+          'dist/index.cjs',
+          'dist/index.d.cts',
         ]),
       );
       expect(
@@ -223,6 +158,34 @@ describe('installing the plugin into an agent project', () => {
     });
   }, 120_000);
 
+  it('requires them from CommonJS (a project `npm init` made), with the client loaded once', async () => {
+    const program = `
+      const { Plugin } = require('@livekit/agents');
+      const { AvatarSession, VisageException } = require('${PLUGIN}');
+      const { VisageClient, VisageError } = require('${CLIENT}');
+      const { CHAT_TOPIC } = require('${CLIENT}/api');
+      console.log(JSON.stringify({
+        avatarSession: typeof AvatarSession,
+        oneErrorHierarchy: new VisageException('x') instanceof VisageError,
+        client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
+        chatTopic: CHAT_TOPIC,
+        registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
+      }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=commonjs', '-e', program], {
+      cwd: scratch,
+      timeout: 60_000,
+    });
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    const version = packed.find((p) => p.name === PLUGIN)!.version;
+    expect(seen).toEqual({
+      avatarSession: 'function',
+      oneErrorHierarchy: true,
+      client: 'http://127.0.0.1:9',
+      chatTopic: 'lk.chat',
+      registered: expect.arrayContaining([`visage@${version}`]),
+    });
+  }, 120_000);
+
   it("type checks an agent's code and the packages' README examples against the installed declarations", async () => {
     // The examples as a user copies them out of the READMEs.
     const examples = WORKSPACES.map((dir) => {
@@ -231,9 +194,7 @@ describe('installing the plugin into an agent project', () => {
       writeFileSync(join(scratch, file), /```ts\n([\s\S]*?)```/.exec(readme)![1]!);
       return file;
     });
-    writeFileSync(
-      join(scratch, 'agent.ts'),
-      `import { AvatarSession, type AvatarSessionOptions, VisageException } from '${PLUGIN}';
+    const agent = `import { AvatarSession, type AvatarSessionOptions, VisageException } from '${PLUGIN}';
 import { VisageClient, type VisageError } from '${CLIENT}';
 import type { Session } from '${CLIENT}/api';
 
@@ -244,8 +205,11 @@ export const session: Session | undefined = avatar.session;
 export const sessionIsTyped: IsAny<typeof avatar.session> = false;
 export const error: VisageError = new VisageException('x');
 export const client = new VisageClient({ apiKey: 'sk_test' });
-`,
-    );
+`;
+    // The same code as an ES module and as CommonJS (.cts: its imports become require(), which
+    // reads the .d.cts declarations).
+    writeFileSync(join(scratch, 'agent.ts'), agent);
+    writeFileSync(join(scratch, 'agent-commonjs.cts'), agent);
     writeFileSync(
       join(scratch, 'tsconfig.json'),
       JSON.stringify({
@@ -259,7 +223,7 @@ export const client = new VisageClient({ apiKey: 'sk_test' });
           typeRoots: [join(REPO, 'node_modules/@types')],
           types: ['node'],
         },
-        files: ['agent.ts', ...examples],
+        files: ['agent.ts', 'agent-commonjs.cts', ...examples],
       }),
     );
     const tsc = join(REPO, 'node_modules/typescript/bin/tsc');

@@ -31,13 +31,14 @@ function withoutRepositoryFlags(entry: LockEntry): LockEntry {
  * The lock of a project named `name` whose dependencies are `fromRegistry` (names installed in
  * this repository, at the versions installed here) and the `packed` tarballs. Throws when the
  * repository's lock lacks something they need (run `npm install` after changing a workspace's
- * dependencies).
+ * dependencies). `fields` are the rest of its package.json (what `npm init -y` wrote, say).
  */
 export function scratchLockfile(
   repositoryLock: { packages: LockPackages },
   name: string,
   fromRegistry: readonly string[],
   packed: readonly PackedWorkspace[],
+  fields: Record<string, unknown> = { private: true, type: 'module' },
 ): { manifest: object; lock: object } {
   // The workspaces as packed: their dependencies, resolved in this repository's tree.
   const repo: LockPackages = { ...repositoryLock.packages };
@@ -73,7 +74,7 @@ export function scratchLockfile(
     ...fromRegistry.map((dep) => [dep, repo[`node_modules/${dep}`]!.version!]),
     ...packed.map((p) => [p.name, `file:${p.filename}`]),
   ]);
-  const manifest = { name, version: '1.0.0', private: true, type: 'module', dependencies };
+  const manifest = { name, version: '1.0.0', ...fields, dependencies };
   const lock = {
     name,
     version: '1.0.0',

@@ -1,0 +1,132 @@
+// An agent developer's project, made as they make it: the plugin and the client packed as they
+// would be published, installed into a folder next to packages from the registry
+// (`@livekit/agents`, and whatever else the test names), at this repository's versions.
+//
+// The install is `npm ci --offline` from a lockfile made of this repository's own (see
+// scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
+
+const run = promisify(execFile);
+const MB = 1024 * 1024;
+export const WORKSPACES = ['packages/client', 'packages/livekit-plugin'];
+
+/**
+ * npm as a user runs it: none of the npm_* settings of the `npm test` this may run under (its
+ * `npm_config_local_prefix` would make this repository the project), but the same cache.
+ */
+export function npmEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.toLowerCase().startsWith('npm_') || key.toLowerCase() === 'npm_config_cache',
+    ),
+  );
+}
+
+export async function npm(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run('npm', args, {
+    cwd,
+    env: npmEnv(),
+    maxBuffer: 64 * MB,
+    timeout: 300_000,
+  });
+  return stdout;
+}
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+export function manifestOf(dir: string): Manifest {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
+}
+
+export type Packed = PackedWorkspace & { files: string[] };
+
+/**
+ * Runs `work` while no other test file of this run builds the packages: two builds at once would
+ * write (and clean) the same dist folders. A lock older than 20 minutes is a crashed run's.
+ */
+async function exclusively<T>(repo: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(repo, '.tmp/packages-build.lock');
+  mkdirSync(join(repo, '.tmp'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      if (since !== undefined && Date.now() - since > 20 * 60_000)
+        rmSync(lock, { force: true, recursive: true });
+      await sleep(1_000);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { force: true, recursive: true });
+  }
+}
+
+/**
+ * Builds both packages as `npm pack` builds them (their prepack) from `repo`, and packs them into
+ * `destination` as they would be published.
+ */
+export async function packWorkspaces(repo: string, destination: string): Promise<Packed[]> {
+  const report = await exclusively(repo, async () => {
+    // Both at once: nearly all of it is each package's declarations.
+    await Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], repo)));
+    return npm(
+      ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination],
+      repo,
+    );
+  });
+  const tarballs = JSON.parse(report) as {
+    name: string;
+    version: string;
+    filename: string;
+    integrity: string;
+    files: { path: string }[];
+  }[];
+  return tarballs.map((t) => {
+    const dir = WORKSPACES.find((d) => manifestOf(join(repo, d)).name === t.name)!;
+    const { dependencies = {}, peerDependencies = {} } = manifestOf(join(repo, dir));
+    const { name, version, filename, integrity } = t;
+    const files = t.files.map((f) => f.path);
+    return { dir, name, version, filename, integrity, dependencies, peerDependencies, files };
+  });
+}
+
+/**
+ * Installs `fromRegistry` (at this repository's versions) and the `packed` tarballs (which must
+ * lie in `project`) into `project`, whose package.json is `fields` plus those dependencies.
+ * Answers the manifest written.
+ */
+export async function installProject(
+  repo: string,
+  project: string,
+  fromRegistry: readonly string[],
+  packed: readonly Packed[],
+  fields?: Record<string, unknown> & { name?: string },
+): Promise<{ dependencies: Record<string, string> }> {
+  const repositoryLock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Parameters<typeof scratchLockfile>[0]['packages'];
+  };
+  const { manifest, lock } = scratchLockfile(
+    repositoryLock,
+    fields?.name ?? 'an-agent',
+    fromRegistry,
+    packed,
+    fields,
+  );
+  writeFileSync(join(project, 'package.json'), JSON.stringify(manifest, null, 2));
+  writeFileSync(join(project, 'package-lock.json'), JSON.stringify(lock, null, 2));
+  await npm(['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], project);
+  return manifest as { dependencies: Record<string, string> };
+}
