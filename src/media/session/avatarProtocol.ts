@@ -71,7 +71,8 @@ export function attachAvatarProtocol(
         sampleRate,
         {
           onStarted: () => void rpc(identity, RPC_PLAYBACK_STARTED, '{}'),
-          onFinished: (o) =>
+          onFinished: (o) => {
+            if (words) replies.release(words.transcript);
             void rpc(
               identity,
               RPC_PLAYBACK_FINISHED,
@@ -80,7 +81,8 @@ export function attachAvatarProtocol(
                 interrupted: o.interrupted,
                 synchronized_transcript: null,
               }),
-            ),
+            );
+          },
         },
         words,
       ),

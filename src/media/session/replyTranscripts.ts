@@ -59,6 +59,15 @@ export class ReplyTranscripts {
     return transcript;
   }
 
+  /**
+   * The audio stream that claimed `transcript` has played out: words that come now are another
+   * reply's (an agent that sent no transcript for it would otherwise shift every later pairing).
+   */
+  release(transcript: LiveTranscript): void {
+    const i = this.waiting.indexOf(transcript);
+    if (i >= 0) this.waiting.splice(i, 1);
+  }
+
   /** The agent interrupted its speech: words not yet paired will not be spoken. */
   clear(): void {
     this.unclaimed.length = 0;

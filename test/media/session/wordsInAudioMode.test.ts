@@ -160,6 +160,13 @@ describe('words shape the mouth of supplied audio', () => {
     replies.segment('SG_3', 'TS_4', 'Please', false);
     replies.segment('SG_3', 'TS_5', 'Please pay me.', true);
     expect(third.text).toBe('Please pay me.');
+    // A stream that played out with no words does not take the next reply's.
+    const silent = replies.claim();
+    replies.release(silent);
+    const next = replies.claim();
+    replies.segment('SG_5', 'TS_7', 'Next reply.', true);
+    expect(silent.text).toBe('');
+    expect(next.text).toBe('Next reply.');
     // After an interrupt, words not yet paired are dropped.
     replies.segment('SG_4', 'TS_6', 'Never spoken.', true);
     replies.clear();
