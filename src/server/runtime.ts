@@ -54,9 +54,10 @@ export interface StartOptions {
   /** TTS engines (new voices use the default); default: made from `config.media.tts`. */
   tts?: TtsEngines;
   /**
-   * Prepare voice making during start-up (a reported step, `voices`: the voice-activity model and
-   * espeak-ng in this process), so that the first voice made does not wait seconds for them;
-   * default false (tests make few voices).
+   * Prepare voice making (the voice-activity model and espeak-ng in this process) as soon as the
+   * node listens, so that the first voice made does not wait seconds for them; default false
+   * (tests make few voices). It runs after the start-up, not in it: it is not needed to serve,
+   * and its CPU would slow the media workers' start on a small machine.
    */
   preloadSpeechModel?: boolean;
 }
@@ -98,10 +99,6 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         settings: config.media,
       }),
   );
-  // On its own thread, beside the other steps; it never fails the start (see speechModelPreload).
-  const speechModel = options.preloadSpeechModel
-    ? preloadSpeechModel(log, options.progress, tts)
-    : Promise.resolve();
   try {
     const storeOpening = openDatabase(config, log, options.progress);
     // Whichever fails, the others are awaited and released below.
@@ -118,7 +115,6 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     ]);
     store = opened;
     files = fileStorageFor(store, config.dataDir);
-    await speechModel;
     await store.seedStockAvatars(
       AVATAR_CATALOGUE.map((a) => ({
         id: a.avatarId,
@@ -201,6 +197,10 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         });
     sessions.startReconciliation();
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
+    // On its own thread, after the start-up; it never fails (see speechModelPreload).
+    const speechModel = options.preloadSpeechModel
+      ? preloadSpeechModel(log, undefined, tts)
+      : Promise.resolve();
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const joined = cluster;
@@ -216,6 +216,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         (closing ??= (async () => {
           // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
           await joined?.drain();
+          await speechModel;
           await sessions.shutdown();
           await joined?.leave();
           await media.close();
