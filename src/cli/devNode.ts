@@ -9,6 +9,9 @@ import { limitsFrom, nodeSettingsFrom, type Environment } from './environment.js
 import { mediaSettingsFrom } from './mediaSettings.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
+import { join } from 'node:path';
+import { databaseTemplateName } from '../server/store/databaseTemplate.js';
+import { databaseTemplateDir } from './databaseTemplateDir.js';
 import { startupReport } from './startupReport.js';
 import { StartupLogGate } from './startupLogGate.js';
 import { UsageError } from './usage.js';
@@ -45,6 +48,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
   const logs = new StartupLogGate(process.stdout, !o.verbose);
   const log = createLogger({ level: o.env.VISAGE_LOG_LEVEL, destination: logs });
   const report = startupReport(out);
+  const templates = databaseTemplateDir();
   out(`Visage ${VERSION} (dev): starting, data in ${o.dataDir}`);
   // Its SFU runs in a child process: it would otherwise take most of the event loop the
   // avatars' media needs.
@@ -70,6 +74,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         port: o.port,
         dataDir: o.dataDir,
         databaseUrl: o.env.DATABASE_URL,
+        databaseTemplate: templates && join(templates, databaseTemplateName()),
         nodeId: node.nodeId,
         maxSessions: o.maxSessions,
         mediaWorkers: o.workers,

@@ -197,10 +197,9 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         });
     sessions.startReconciliation();
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
-    // On its own thread, after the start-up; it never fails (see speechModelPreload).
-    const speechModel = options.preloadSpeechModel
-      ? preloadSpeechModel(log, undefined, tts)
-      : Promise.resolve();
+    // On its own thread, after the start-up; it never fails (see speechModelPreload), and a
+    // close does not wait for it.
+    if (options.preloadSpeechModel) void preloadSpeechModel(log, undefined, tts);
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const joined = cluster;
@@ -216,7 +215,6 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         (closing ??= (async () => {
           // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
           await joined?.drain();
-          await speechModel;
           await sessions.shutdown();
           await joined?.leave();
           await media.close();
@@ -244,17 +242,27 @@ function openDatabase(
   log: Logger,
   progress: StartupProgress | undefined,
 ): Promise<Store> {
-  const open = () => Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log });
+  const open = () =>
+    Store.open({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      log,
+      template: config.databaseTemplate,
+    });
   if (config.databaseUrl) {
     return reportStep(progress, 'database', 'connecting to PostgreSQL', open, () => 'connected');
   }
   const fresh = !existsSync(join(config.dataDir, 'db'));
+  const template = config.databaseTemplate
+    ? existsSync(join(config.databaseTemplate, 'PG_VERSION'))
+    : false;
+  const created = template ? 'created from the template' : 'created';
   return reportStep(
     progress,
     'database',
     fresh ? 'creating the database (first start only)' : 'opening the database',
     open,
-    () => (fresh ? 'created' : 'opened'),
+    () => (fresh ? created : 'opened'),
   );
 }
 
