@@ -172,7 +172,7 @@ describe('visage dev', () => {
     expect(secretIn(out2)).toBeUndefined();
     // A warm start opens the database it made: nothing is created or copied again.
     expect(out2).toMatch(/database\s+opened in \d+\.\d s/);
-    expect(out2).not.toMatch(/creat/);
+    expect(out2).not.toMatch(/database\s+creat/);
     // The avatars' atlases come from the data directory's cache: nothing is drawn again.
     expect(out2).toMatch(/avatars\s+3 from cache in \d+\.\d s/);
     const api2 = /API:\s+(http:\/\/\S+)/.exec(out2)![1]!;
