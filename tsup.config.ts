@@ -16,6 +16,8 @@ export default defineConfig({
     'client/index': 'src/client/index.ts',
     'server/index': 'src/server/index.ts',
     'cli/main': 'src/cli/main.ts',
+    // Makes the database template a first `visage dev` copies (package.json's prepare, build).
+    'cli/prepareDatabase': 'src/cli/prepareDatabase.ts',
     // An audio thread (src/media/audioThreads/audioThreadPool.ts finds it here).
     'media/audioThread': 'src/media/audioThreads/audioThread.ts',
     // The photo thread (src/media/photo/photoThreadPool.ts finds it here).

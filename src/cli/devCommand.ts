@@ -27,6 +27,8 @@ Options:
   --max-sessions N       sessions this node runs at most
   --workers N            media worker processes, each with its own event loop (default: one
                          per core, $VISAGE_WORKERS); 0 runs the media in the API process
+  --verbose              print the JSON log lines during the start-up too (by default they are
+                         held until the banner, and then only warnings and errors are shown)
   -h, --help             show this help
 
 Environment: VISAGE_VIDEO_CODEC (h264 or vp8) is the avatars' video codec (default h264);
@@ -44,6 +46,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     'print-livekit-credentials': { type: 'boolean' },
     'max-sessions': { type: 'string' },
     workers: { type: 'string' },
+    verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
@@ -82,6 +85,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
         apiSecret,
       },
       env,
+      verbose: values.verbose ?? false,
     },
     out,
   );

@@ -10,7 +10,11 @@ import { mediaSettingsFrom } from './mediaSettings.js';
 import { playgroundPages } from './playground/playgroundPages.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilSignal } from './runUntilSignal.js';
+import { join } from 'node:path';
+import { databaseTemplateName } from '../server/store/databaseTemplate.js';
+import { databaseTemplateDir } from './databaseTemplateDir.js';
 import { startupReport } from './startupReport.js';
+import { StartupLogGate } from './startupLogGate.js';
 import { UsageError } from './usage.js';
 
 /** What `visage dev` runs, from its flags (see DEV_USAGE). */
@@ -29,6 +33,8 @@ export interface DevNodeOptions {
   };
   /** The rest of the settings (VISAGE_DEV_KEY: a key to register instead of creating one). */
   env: Environment;
+  /** JSON log lines as they come, during the start-up too (default: held until the banner). */
+  verbose?: boolean;
 }
 
 /**
@@ -40,8 +46,10 @@ export interface DevNodeOptions {
 export async function runDevNode(o: DevNodeOptions, out: (line: string) => void) {
   const media = mediaSettingsFrom(o.env);
   const node = nodeSettingsFrom(o.env);
-  const log = createLogger({ level: o.env.VISAGE_LOG_LEVEL });
+  const logs = new StartupLogGate(process.stdout, !o.verbose);
+  const log = createLogger({ level: o.env.VISAGE_LOG_LEVEL, destination: logs });
   const report = startupReport(out);
+  const templates = databaseTemplateDir();
   out(`Visage ${VERSION} (dev): starting, data in ${o.dataDir}`);
   // Its SFU runs in a child process: it would otherwise take most of the event loop the
   // avatars' media needs.
@@ -55,6 +63,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         host: o.livekit.host,
         keys: { [o.livekit.apiKey]: o.livekit.apiSecret },
         nodeIp: o.livekit.nodeIp,
+        output: logs,
       }),
     (p) => `listening at ${p.url}`,
   );
@@ -66,6 +75,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         port: o.port,
         dataDir: o.dataDir,
         databaseUrl: o.env.DATABASE_URL,
+        databaseTemplate: templates && join(templates, databaseTemplateName()),
         nodeId: node.nodeId,
         maxSessions: o.maxSessions,
         mediaWorkers: o.workers,
@@ -96,24 +106,23 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
       },
     );
   } catch (err) {
+    logs.open({ all: true });
     await livekit.then((p) => p.close()).catch(() => undefined);
     throw err;
   }
   const { url: livekitUrl, close: closeLivekit } = await livekit;
-  report.ready(`Visage ${VERSION} (dev)`);
-  out(`  API:      ${server.url}  (OpenAPI: ${server.url}/v1/openapi.json)`);
-  out(
-    `  LiveKit:  ${livekitUrl}  (API key ${o.livekit.apiKey}; \`visage dev --print-livekit-credentials\`)`,
-  );
-  out(`  Data:     ${o.dataDir}`);
+  let key: DevKey;
   try {
-    await ensureDevKey(server, o.env.VISAGE_DEV_KEY, out);
+    key = await ensureDevKey(server, o.env.VISAGE_DEV_KEY);
   } catch (err) {
+    logs.open({ all: true });
     await server.close();
     await closeLivekit();
     throw err;
   }
-  out('Press Ctrl-C to stop.');
+  report.ready(`Visage ${VERSION} (dev)`);
+  for (const line of banner({ api: server.url, livekitUrl, key, o })) out(line);
+  logs.open();
   const signal = await untilSignal();
   server.log.info({ signal }, 'shutting down');
   await server.close(); // closes the media core too
@@ -122,24 +131,57 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
   return 0;
 }
 
-/** Registers the given key, or creates the dev key on the first start and prints it once. */
-async function ensureDevKey(
-  server: VisageServer,
-  given: string | undefined,
-  out: (line: string) => void,
-) {
+/**
+ * The lines a developer needs, once the node is ready: where the API, the playground and the
+ * LiveKit server are, the key, and the LiveKit credentials as lines to paste into the shell that
+ * runs an agent (the same as `--print-livekit-credentials` prints).
+ */
+function banner(b: { api: string; livekitUrl: string; key: DevKey; o: DevNodeOptions }) {
+  return [
+    `  API:         ${b.api}  (OpenAPI: ${b.api}/v1/openapi.json)`,
+    `  Playground:  ${b.api}/playground`,
+    `  LiveKit:     ${b.livekitUrl}`,
+    `  Data:        ${b.o.dataDir}`,
+    `  ${b.key.line}`,
+    '',
+    'For an agent, in its shell:',
+    `  export LIVEKIT_URL=${b.livekitUrl}`,
+    `  export LIVEKIT_API_KEY=${b.o.livekit.apiKey}`,
+    `  export LIVEKIT_API_SECRET=${b.o.livekit.apiSecret}`,
+    `  export VISAGE_API_URL=${b.api}`,
+    ...(b.key.exported ? [`  export VISAGE_API_KEY=${b.key.exported}`] : []),
+    '',
+    'Press Ctrl-C to stop.',
+  ];
+}
+
+/** The banner's line about the key, and what `VISAGE_API_KEY` is exported as (when known). */
+interface DevKey {
+  line: string;
+  exported?: string;
+}
+
+/**
+ * Registers the given key, or creates the dev key on the first start (its secret is shown then
+ * only: the database keeps its hash).
+ */
+async function ensureDevKey(server: VisageServer, given: string | undefined): Promise<DevKey> {
   const cap = DEFAULT_LIMITS.defaultConcurrencyCap;
   if (given) {
     const r = await keyAdmin.ensure(server.store, 'dev', cap, given);
     if (r.key.revoked_at) throw new UsageError('VISAGE_DEV_KEY names a revoked key');
-    out(`Dev key: $VISAGE_DEV_KEY (${r.created ? 'registered now' : 'already registered'})`);
-    return;
+    const state = r.created ? 'registered now' : 'already registered';
+    return { line: `Dev key:     $VISAGE_DEV_KEY (${state})`, exported: '$VISAGE_DEV_KEY' };
   }
   const keys = await keyAdmin.list(server.store);
   if (keys.some((k) => k.name === 'dev')) {
-    out('Dev key: created on the first start (shown then); `visage keys create` makes another.');
-    return;
+    return {
+      line: 'Dev key:     created on the first start (shown then); `visage keys create` makes another',
+    };
   }
   const created = await keyAdmin.create(server.store, 'dev', cap);
-  out(`Dev key (shown once, store it now): ${created.secret}`);
+  return {
+    line: `Dev key (shown once, store it now): ${created.secret}`,
+    exported: created.secret,
+  };
 }

@@ -12,7 +12,7 @@ export interface LivekitProcessOptions {
    */
   command?: string[];
   /** Where the child's other output (its log lines) goes. Default: this process's stdout. */
-  output?: NodeJS.WritableStream;
+  output?: { write(text: string): unknown };
   /** The child's pino level (default $VISAGE_LOG_LEVEL, else info): the same as its parent's. */
   logLevel?: string;
 }

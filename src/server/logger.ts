@@ -15,10 +15,14 @@ export const REDACTED_PATHS = [
   '*.participant_token',
 ];
 
-export function createLogger(options: { level?: string; name?: string } = {}): Logger {
-  return pino({
+/** `destination`: where the JSON lines go (default stdout). */
+export function createLogger(
+  options: { level?: string; name?: string; destination?: pino.DestinationStream } = {},
+): Logger {
+  const settings = {
     name: options.name ?? 'visage',
     level: options.level ?? 'info',
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }

@@ -54,9 +54,10 @@ export interface StartOptions {
   /** TTS engines (new voices use the default); default: made from `config.media.tts`. */
   tts?: TtsEngines;
   /**
-   * Prepare voice making during start-up (a reported step, `voices`: the voice-activity model and
-   * espeak-ng in this process), so that the first voice made does not wait seconds for them;
-   * default false (tests make few voices).
+   * Prepare voice making (the voice-activity model and espeak-ng in this process) as soon as the
+   * node listens, so that the first voice made does not wait seconds for them; default false
+   * (tests make few voices). It runs after the start-up, not in it: it is not needed to serve,
+   * and its CPU would slow the media workers' start on a small machine.
    */
   preloadSpeechModel?: boolean;
   /** Pages served beside the API (`visage dev` mounts its playground); default none. */
@@ -100,10 +101,6 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         settings: config.media,
       }),
   );
-  // On its own thread, beside the other steps; it never fails the start (see speechModelPreload).
-  const speechModel = options.preloadSpeechModel
-    ? preloadSpeechModel(log, options.progress, tts)
-    : Promise.resolve();
   try {
     const storeOpening = openDatabase(config, log, options.progress);
     // Whichever fails, the others are awaited and released below.
@@ -120,7 +117,6 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     ]);
     store = opened;
     files = fileStorageFor(store, config.dataDir);
-    await speechModel;
     await store.seedStockAvatars(
       AVATAR_CATALOGUE.map((a) => ({
         id: a.avatarId,
@@ -204,6 +200,9 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         });
     sessions.startReconciliation();
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
+    // On its own thread, after the start-up; it never fails (see speechModelPreload), and a
+    // close does not wait for it.
+    if (options.preloadSpeechModel) void preloadSpeechModel(log, undefined, tts);
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const joined = cluster;
@@ -246,17 +245,27 @@ function openDatabase(
   log: Logger,
   progress: StartupProgress | undefined,
 ): Promise<Store> {
-  const open = () => Store.open({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log });
+  const open = () =>
+    Store.open({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      log,
+      template: config.databaseTemplate,
+    });
   if (config.databaseUrl) {
     return reportStep(progress, 'database', 'connecting to PostgreSQL', open, () => 'connected');
   }
   const fresh = !existsSync(join(config.dataDir, 'db'));
+  const template = config.databaseTemplate
+    ? existsSync(join(config.databaseTemplate, 'PG_VERSION'))
+    : false;
+  const created = template ? 'created from the template' : 'created';
   return reportStep(
     progress,
     'database',
     fresh ? 'creating the database (first start only)' : 'opening the database',
     open,
-    () => (fresh ? 'created' : 'opened'),
+    () => (fresh ? created : 'opened'),
   );
 }
 

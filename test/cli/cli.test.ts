@@ -1,10 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { defaultNodeIp } from '../../src/devserver/nodeAddress.js';
 import { describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { databaseTemplateDir } from '../../src/cli/databaseTemplateDir.js';
+import { ensureDatabaseTemplate } from '../../src/server/store/databaseTemplate.js';
 import { Store } from '../../src/server/store/store.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { startTestServer } from '../server/testServer.js';
@@ -137,13 +140,15 @@ describe('command-line errors', () => {
 
 describe('visage dev', () => {
   it('starts on embedded defaults, prints its key once, and shuts down cleanly on SIGTERM', async () => {
-    const dir = copyTemplate(inject('dbTemplate'));
+    // A first start: the database is copied from the installation's template (npm ci makes it).
+    await ensureDatabaseTemplate(databaseTemplateDir()!);
+    const dir = mkdtempSync(join(tmpdir(), 'visage-cold-'));
     const args = ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir];
     const first = startCli(args);
     const out = await first.waitFor(/Press Ctrl-C/, 120_000);
     // Progress: one line per step, each with its time.
     expect(out).toMatch(/livekit\s+listening at ws:\/\/\S+ in \d+\.\d s/);
-    expect(out).toMatch(/database\s+opened in \d+\.\d s/);
+    expect(out).toMatch(/database\s+created from the template in \d+\.\d s/);
     expect(out).toMatch(/tts\s+ready in \d+\.\d s/);
     expect(out).toMatch(/avatars\s+3 drawn and cached in \d+\.\d s/);
     expect(out).toMatch(/Visage \S+ \(dev\) ready in \d+\.\d s\./);
@@ -165,6 +170,9 @@ describe('visage dev', () => {
     const second = startCli(args, { ownGroup: true });
     const out2 = await second.waitFor(/Press Ctrl-C/, 120_000);
     expect(secretIn(out2)).toBeUndefined();
+    // A warm start opens the database it made: nothing is created or copied again.
+    expect(out2).toMatch(/database\s+opened in \d+\.\d s/);
+    expect(out2).not.toMatch(/database\s+creat/);
     // The avatars' atlases come from the data directory's cache: nothing is drawn again.
     expect(out2).toMatch(/avatars\s+3 from cache in \d+\.\d s/);
     const api2 = /API:\s+(http:\/\/\S+)/.exec(out2)![1]!;
@@ -205,12 +213,33 @@ describe('visage dev', () => {
     const file = join(dir, 'livekit-credentials.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
-    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir]);
+    // The log level a user has: info lines are written, but after the banner.
+    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
+      env: { VISAGE_LOG_LEVEL: 'info' },
+    });
     // A generous deadline: a cold start builds the avatars and warms the TTS engine.
     const out = await dev.waitFor(/Press Ctrl-C/, 120_000);
-    expect(out).not.toContain(env.LIVEKIT_API_SECRET);
     const livekit = /LiveKit:\s+ws:\/\/(\S+)/.exec(out)![1]!;
     expect(livekit).toMatch(/^127\.0\.0\.1:\d+$/);
+    // A quiet start: progress lines, then the banner, and not one JSON log line before its end.
+    const lines = out.slice(0, out.indexOf('Press Ctrl-C')).split('\n');
+    expect(lines.filter((l) => l.trimStart().startsWith('{'))).toEqual([]);
+    const api = /API:\s+(http:\/\/\S+)/.exec(out)![1]!;
+    expect(out).toContain(`Playground:  ${api}/playground`);
+    expect(out).toMatch(/Dev key \(shown once, store it now\): sk_/);
+    // The lines to paste into an agent's shell: this data directory's pair, the port it runs on.
+    const exported = lines.filter((l) => /^\s*export /.test(l)).map((l) => l.trim());
+    expect(exported).toEqual([
+      `export LIVEKIT_URL=ws://${livekit}`,
+      `export LIVEKIT_API_KEY=${env.LIVEKIT_API_KEY}`,
+      `export LIVEKIT_API_SECRET=${env.LIVEKIT_API_SECRET}`,
+      `export VISAGE_API_URL=${api}`,
+      `export VISAGE_API_KEY=${secretIn(out)}`,
+    ]);
+    // The log lines come after the banner (a request's line, at info).
+    expect((await fetch(`${api}/healthz`)).status).toBe(200);
+    const logged = await dev.waitFor(/"path":"\/healthz"/);
+    expect(logged.indexOf('"path":"/healthz"')).toBeGreaterThan(logged.indexOf('Press Ctrl-C'));
     // The credentials made before the start are the ones it answers to; devkey:secret is refused.
     const rooms = (key: string, secret: string) =>
       new RoomServiceClient(`http://${livekit}`, key, secret).listRooms();

@@ -149,10 +149,10 @@ export class EspeakEngine implements TtsEngine {
    * fresh thread take 300-600 ms, later ones 15-30 ms. Call at startup so the first `speak` is
    * fast. Idempotent and shared per thread (about 1-2 s once).
    */
-  warmUp(): Promise<void> {
+  warmUp({ firstRun = false } = {}): Promise<void> {
     const request = (i: number) =>
       espeakRequest(WARM_UP_TEXT, i % 2 ? DEFAULT_ESPEAK_VOICE : WARM_UP_VOICE)!;
-    if (this.thread === 'worker') return sharedEspeakThread().warmUp(request);
+    if (this.thread === 'worker') return sharedEspeakThread().warmUp(request, { firstRun });
     warmedUpInline ??= espeakRuntime().then((runtime) => {
       // Alternate two voices so the variant-switching path is optimised too; stop after two
       // consecutive fast runs.
@@ -169,8 +169,15 @@ export class EspeakEngine implements TtsEngine {
     return warmedUpInline;
   }
 
+  /**
+   * Loads espeak-ng and has it speak once; the JIT warm-up goes on behind (on its thread). A
+   * start-up waited for the whole warm-up before: 1-2 s of CPU per process on a quiet machine,
+   * the twelve runs (4 to 6 s) on a busy one, where the runs never get fast. A `speak` in the
+   * first seconds then waits for one warm-up run at most. Inline, the whole warm-up: it holds
+   * the thread it runs on anyway.
+   */
   prepare(): Promise<void> {
-    return this.warmUp();
+    return this.warmUp({ firstRun: true });
   }
 
   /** Calibrates espeak settings to the speaker (see calibrateEspeakVoice). */

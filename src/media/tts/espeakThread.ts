@@ -56,27 +56,37 @@ export class EspeakThread {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private warmed: Promise<void> | undefined;
+  private warmed: { firstRun: Promise<void>; all: Promise<void> } | undefined;
 
   /**
    * Start the thread and synthesize until its JIT has optimised espeak (two consecutive runs
-   * under 40 ms, at most 12). Shared: later calls wait for the same warm-up.
+   * under 40 ms, at most 12). Shared: later calls wait for the same warm-up. `firstRun`: resolve
+   * once espeak-ng has loaded and spoken the first run (the rest goes on behind it).
    */
-  warmUp(request: (index: number) => RawSynthesisRequest): Promise<void> {
+  warmUp(
+    request: (index: number) => RawSynthesisRequest,
+    { firstRun = false } = {},
+  ): Promise<void> {
     this.start();
-    this.warmed ??= (async () => {
-      let fast = 0;
-      for (let i = 0; i < 12 && fast < 2; i++) {
-        const started = performance.now();
-        await this.synthesize(request(i));
-        fast = performance.now() - started < WARM_MS ? fast + 1 : 0;
-      }
-    })();
-    const warmed = this.warmed;
-    warmed.catch(() => {
-      if (this.warmed === warmed) this.warmed = undefined;
-    });
-    return warmed;
+    if (!this.warmed) {
+      let ranOnce!: () => void;
+      const first = new Promise<void>((resolve) => (ranOnce = resolve));
+      const all = (async () => {
+        let fast = 0;
+        for (let i = 0; i < 12 && fast < 2; i++) {
+          const started = performance.now();
+          await this.synthesize(request(i));
+          ranOnce();
+          fast = performance.now() - started < WARM_MS ? fast + 1 : 0;
+        }
+      })();
+      const warmed = { firstRun: Promise.race([first, all]), all };
+      all.catch(() => {
+        if (this.warmed === warmed) this.warmed = undefined;
+      });
+      this.warmed = warmed;
+    }
+    return firstRun ? this.warmed.firstRun : this.warmed.all;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
@@ -43,10 +43,24 @@ export interface Database extends Executor {
  * turn (within a transaction, once they have held it for TRANSACTION_SLICE_MS). The database
  * then holds a turn for about a slice and one statement at most, or a transaction's share.
  */
-export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
+export async function openEmbeddedDatabase(
+  dataDir: string,
+  options: { template?: string } = {},
+): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
-  const pg = new PGlite(join(dataDir, 'db'));
-  await pg.waitReady;
+  const path = join(dataDir, 'db');
+  const copied = !existsSync(path) && copyTemplate(options.template, path);
+  let pg: PGlite;
+  try {
+    pg = new PGlite(path);
+    await pg.waitReady;
+  } catch (err) {
+    if (!copied) throw err;
+    // A template this PGlite cannot open: the first start makes its own, as without one.
+    rmSync(path, { recursive: true, force: true });
+    pg = new PGlite(path);
+    await pg.waitReady;
+  }
   const turns = new EventLoopTurns();
   return {
     kind: 'embedded',
@@ -75,6 +89,19 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
       }),
     close: () => turns.take(() => pg.close()),
   };
+}
+
+/**
+ * Copies a template data directory (see databaseTemplate.ts) to `path`, through a scratch name so
+ * that a start killed half-way leaves no half database behind. False when there is none.
+ */
+function copyTemplate(template: string | undefined, path: string): boolean {
+  if (!template || !existsSync(join(template, 'PG_VERSION'))) return false;
+  const scratch = `${path}.copying`;
+  rmSync(scratch, { recursive: true, force: true });
+  cpSync(template, scratch, { recursive: true });
+  renameSync(scratch, path);
+  return true;
 }
 
 /**

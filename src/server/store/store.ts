@@ -58,8 +58,9 @@ export class Store {
     this.cluster = db.kind === 'postgres' ? new ClusterStore(db) : undefined;
   }
 
-  static async openEmbedded(dataDir: string): Promise<Store> {
-    return Store.migrated(await openEmbeddedDatabase(dataDir));
+  /** `template`: a database template (databaseTemplate.ts) a new database is copied from. */
+  static async openEmbedded(dataDir: string, options: { template?: string } = {}): Promise<Store> {
+    return Store.migrated(await openEmbeddedDatabase(dataDir, options));
   }
 
   /** A PostgreSQL server shared by every node (`DATABASE_URL`). */
@@ -68,10 +69,15 @@ export class Store {
   }
 
   /** `databaseUrl` when given, else the embedded database in `dataDir`. */
-  static open(options: { dataDir: string; databaseUrl?: string; log?: Logger }): Promise<Store> {
+  static open(options: {
+    dataDir: string;
+    databaseUrl?: string;
+    log?: Logger;
+    template?: string;
+  }): Promise<Store> {
     return options.databaseUrl
       ? Store.openPostgres(options.databaseUrl, options.log)
-      : Store.openEmbedded(options.dataDir);
+      : Store.openEmbedded(options.dataDir, { template: options.template });
   }
 
   /** Resolves once the database answers a trivial query (readiness). */
