@@ -18,6 +18,7 @@ import {
   type PhotoLimits,
   type Region,
 } from './photoImage.js';
+import { fittingStockVoice, type FittingVoice } from './photoVoice.js';
 import { turnUpright } from './uprightFace.js';
 import { photoThreadPool, type PhotoThreadPool } from './photoThreadPool.js';
 
@@ -62,6 +63,8 @@ export interface PhotoBuildOutput {
    */
   upright: { degrees: number; region: Region } | undefined;
   framing: Framing;
+  /** The stock voice that fits the face, and the estimate it was chosen by (photoVoice.ts). */
+  voice: FittingVoice;
   /** Milliseconds per stage, and the atlas build's own parts. */
   timings: Record<string, number>;
 }
@@ -146,6 +149,7 @@ export async function buildPhotoAvatar(
     faces: faces.filter((f) => isHumanFace(f, faceLimits)).length,
     pose: face.pose,
     framing,
+    voice: fittingStockVoice(face.maleProbability),
     upright: upright && { degrees: upright.degrees, region: upright.region },
     timings,
   };
