@@ -183,7 +183,7 @@ describe('photo avatars: creating', () => {
       name: 'Ada',
       speaker: 'female',
     });
-  });
+  }, 120_000);
 
   it('fetches the portrait from image_url (the same SSRF rules as voice URLs)', async () => {
     const res = await open.call('POST', '/v1/avatars', {
