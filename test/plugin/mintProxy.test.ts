@@ -191,9 +191,15 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
 
   /** The session the page joined, as the service lists it. */
   async function joinedSession(page: import('playwright-core').Page) {
-    await page.waitForFunction(() => (window as unknown as { visageRoom?: unknown }).visageRoom, {
-      timeout: 60_000,
-    });
+    await page
+      .waitForFunction(
+        () => (window as unknown as { visageRoom?: unknown }).visageRoom,
+        undefined,
+        { timeout: 60_000 },
+      )
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}; the page said: ${await page.textContent('#status')}`);
+      });
     const roomName = await page.evaluate(
       () => (window as unknown as { visageRoom: { name: string } }).visageRoom.name,
     );
