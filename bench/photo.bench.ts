@@ -19,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { dispose } from '@livekit/rtc-node';
 import sharp from 'sharp';
 import { VisageClient } from '../src/client/index.js';
-import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
+import { AVATAR_CATALOGUE, findStockVoice } from '../src/media/avatarCatalogue.js';
 import { VISEMES } from '../src/media/lipsync/index.js';
 import { buildPhotoAvatar, decodePhotoBuild, photoThreadPool } from '../src/media/photo/index.js';
 import {
@@ -64,17 +64,20 @@ let photoBuild: Uint8Array | undefined;
 async function timeBuild(name: string, picture: Uint8Array, n: number) {
   const totals: number[] = [];
   let last: Record<string, number> = {};
+  let voice = '';
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     const out = await buildPhotoAvatar(picture, { atlasId: 'bench' });
     totals.push(performance.now() - t0);
     last = out.timings;
+    voice = `${findStockVoice(out.voice.voiceId)?.name} (${out.voice.register}, P(man) ${out.voice.maleProbability.toFixed(2)})`;
     photoBuild ??= out.build;
   }
   builds[name] = {
     'total (median)': `${median(totals).toFixed(0)} ms`,
     each: totals.map((t) => t.toFixed(0)).join(', '),
     'decode / detect / build / encode (last)': `${last.decode} / ${last.detect} / ${last.build} / ${last.encode} ms`,
+    'default voice': voice,
   };
 }
 await timeBuild('first build (loads the face models)', astronaut, 1);

@@ -1,7 +1,7 @@
 // A mint proxy: the small backend that holds the Visage secret key. The browser never sees the
 // key: it asks this server for a session (and gets only the room URL and its participant
-// token), and sends what the avatar should say through it. It also serves the page, and turns
-// a photo the user picks into their own photo avatar.
+// token), and sends what the avatar should say through it. It also serves the page, turns a
+// photo the user picks into their own photo avatar, and a clip of their voice into a voice.
 //
 //   VISAGE_API_KEY=sk_... npx tsx examples/mint-proxy/proxy.ts     (then open http://HOST:3000)
 import { createHash } from 'node:crypto';
@@ -20,8 +20,9 @@ export interface MintProxyOptions {
   port?: number;
 }
 
-/** The largest photo the proxy passes on (the service's own limit). */
+/** The largest photo, or voice clip, the proxy passes on (the service's own limit). */
 const MAX_PHOTO_BYTES = 20 * 1024 * 1024;
+const MAX_CLIP_BYTES = 20 * 1024 * 1024;
 
 export async function startMintProxy(options: MintProxyOptions = {}) {
   const visage = new VisageClient({ apiKey: options.apiKey, baseUrl: options.apiUrl });
@@ -32,6 +33,8 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
   const sessions = new Set<string>();
   /** Photo avatars this proxy made, by the picture's SHA-256: the same photo is built once. */
   const photoAvatars = new Map<string, string>();
+  /** Voices this proxy cloned, by the clip's SHA-256: the same clip is cloned once. */
+  const clonedVoices = new Map<string, string>();
 
   const routes: Record<string, JsonRoute> = {
     // The avatars the page may pick: the key's photo avatars and the stock ones.
@@ -43,10 +46,24 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
         source: a.source,
       })),
     }),
+    // The voices the page may pick: the key's cloned voices and the stock ones. None picked:
+    // the avatar's own (a photo avatar's fits its face).
+    'GET /api/voices': async () => ({
+      voices: (await listVoices(visage)).map((v) => ({
+        voice_id: v.voice_id,
+        name: v.name,
+        source: v.source,
+      })),
+    }),
     'POST /api/session': async (body) => {
       // The default avatar, or one the page picked from the key's list (never an arbitrary id).
       const chosen = body.avatar_id === undefined ? avatarId : await ownAvatar(body.avatar_id);
-      const s = await visage.sessions.create({ avatar_id: chosen, mode: 'video' });
+      const voice = body.voice_id === undefined ? undefined : await ownVoice(body.voice_id);
+      const s = await visage.sessions.create({
+        avatar_id: chosen,
+        mode: 'video',
+        ...(voice && { voice_id: voice }),
+      });
       sessions.add(s.session_id);
       // Only what the browser needs: never the key, nothing it could spend money with.
       return {
@@ -82,6 +99,34 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     return { avatar_id: avatar.avatar_id };
   }
 
+  /** The picked clip of the person's voice (the request body) becomes a cloned voice. */
+  async function makeVoice(clip: Buffer) {
+    const hash = createHash('sha256').update(clip).digest('hex');
+    const known = clonedVoices.get(hash);
+    if (known) return { voice_id: known };
+    const file = await visage.files.upload(new Uint8Array(clip), 'clip');
+    const voice = await visage.voices.create({
+      name: `Voice ${hash.slice(0, 8)}`,
+      file_id: file.file_id,
+    });
+    // The voice keeps working without its clip: nothing of the person is kept longer than needed.
+    await visage.files.delete(file.file_id).catch(() => undefined);
+    clonedVoices.set(hash, voice.voice_id);
+    return { voice_id: voice.voice_id, name: voice.name };
+  }
+
+  async function ownVoice(id: unknown): Promise<string> {
+    if (typeof id === 'string' && [...clonedVoices.values()].includes(id)) return id;
+    const known = await listVoices(visage);
+    if (typeof id !== 'string' || !known.some((v) => v.voice_id === id)) {
+      throw new HttpError(
+        404,
+        "That voice is not one of this key's voices; pick one from the list.",
+      );
+    }
+    return id;
+  }
+
   async function ownAvatar(id: unknown): Promise<string> {
     if (typeof id === 'string' && [...photoAvatars.values()].includes(id)) return id;
     const known = await listAvatars(visage);
@@ -105,6 +150,8 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     bytesRoutes: {
       // The picked photo, as the browser sent the file.
       'POST /api/avatar': { maxBytes: MAX_PHOTO_BYTES, handle: makePhotoAvatar },
+      // A clip of the person speaking (WAV, MP3, Ogg, WebM, M4A, FLAC; 1 s to 5 min).
+      'POST /api/voice': { maxBytes: MAX_CLIP_BYTES, handle: makeVoice },
     },
     // The service's status, message and code (e.g. no_face_found) are safe to show; the key
     // never is. The page shows the message, which says what to do.
@@ -117,6 +164,7 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
     url: server.url,
     sessions,
     photoAvatars,
+    clonedVoices,
     async close() {
       await Promise.all([...sessions].map((id) => visage.sessions.delete(id).catch(() => {})));
       await server.close();
@@ -133,6 +181,18 @@ async function listAvatars(visage: VisageClient) {
     avatars.push(...page.data);
     if (!page.has_more || page.data.length === 0) return avatars;
     after = page.data.at(-1)!.avatar_id;
+  }
+}
+
+/** Every voice the key can use: its cloned voices (newest first), then the stock ones. */
+async function listVoices(visage: VisageClient) {
+  const voices = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await visage.voices.list({ limit: 100, after });
+    voices.push(...page.data);
+    if (!page.has_more || page.data.length === 0) return voices;
+    after = page.data.at(-1)!.voice_id;
   }
 }
 

@@ -23,7 +23,11 @@ export interface AvatarSessionOptions {
    * `photo <content hash>`.
    */
   avatarImage?: AvatarImage;
-  /** The voice (`vc_…` cloned, `voice_…` stock). Default: the avatar's default voice. */
+  /**
+   * The voice (`vc_…` cloned, `voice_…` stock). Default: the avatar's default voice; a photo
+   * avatar's (`avatarImage`) is the stock voice that fits its face. With `avatarImage` the
+   * session speaks with this voice and the avatar, reused for the same picture, keeps its own.
+   */
   voiceId?: string;
   /** Attach to this existing session (`ses_…`) instead of creating one. */
   sessionId?: string;

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { afterEach, beforeAll, expect, inject, it } from 'vitest';
+import { findStockVoice } from '../../src/media/avatarCatalogue.js';
 import { ensureChromium } from '../devserver/browser/chromium.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
@@ -86,12 +87,17 @@ describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
     const auth = { authorization: `Bearer ${secret}` };
     const live = (await (
       await fetch(`${apiUrl}/v1/sessions?status=active`, { headers: auth })
-    ).json()) as { data: { avatar_id: string }[] };
+    ).json()) as { data: { avatar_id: string; voice_id: string }[] };
     expect(live.data).toHaveLength(1);
     const avatar = (await (
       await fetch(`${apiUrl}/v1/avatars/${live.data[0]!.avatar_id}`, { headers: auth })
-    ).json()) as { source: string };
+    ).json()) as { source: string; default_voice_id: string };
     expect(avatar.source).toBe('photo');
+    // No voice picked on the page (its first choice, the avatar's own): the session speaks with
+    // the photo avatar's default, the stock voice that fits the face (Eileen Collins: a woman's).
+    expect(await page.$eval('#voice', (s) => (s as HTMLSelectElement).value)).toBe('');
+    expect(live.data[0]!.voice_id).toBe(avatar.default_voice_id);
+    expect(findStockVoice(avatar.default_voice_id)?.speaker).toBe('female');
     // It speaks what is typed: the transcript shows it.
     await page.fill('#text', 'A photo that talks.');
     await page.press('#text', 'Enter');

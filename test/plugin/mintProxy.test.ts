@@ -12,6 +12,7 @@ import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
+import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { photoThreadPool } from '../../src/media/photo/index.js';
 import { ensureChromium } from '../devserver/browser/chromium.js';
 
@@ -186,6 +187,59 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
     } finally {
       await later.close();
     }
+  }, 120_000);
+
+  /** The session the page joined, as the service lists it. */
+  async function joinedSession(page: import('playwright-core').Page) {
+    await page
+      .waitForFunction(
+        () => (window as unknown as { visageRoom?: unknown }).visageRoom,
+        undefined,
+        { timeout: 60_000 },
+      )
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}; the page said: ${await page.textContent('#status')}`);
+      });
+    const roomName = await page.evaluate(
+      () => (window as unknown as { visageRoom: { name: string } }).visageRoom.name,
+    );
+    const res = await visage.call('GET', '/v1/sessions?limit=100');
+    const sessions = (
+      (await res.json()) as {
+        data: Array<{ avatar_id: string; voice_id: string; room_name: string; status: string }>;
+      }
+    ).data;
+    return sessions.find((s) => s.room_name === roomName && s.status !== 'ended')!;
+  }
+
+  // Issue 43: the page had no way to choose a voice.
+  it("lets the page pick a stock voice, or clone the person's voice from a clip", async () => {
+    const milo = AVATAR_CATALOGUE.find((a) => a.name === 'Milo')!.defaultVoice.voiceId;
+    const page = await browser.newPage();
+    await page.goto(proxy.url);
+    await page.waitForFunction(() => document.querySelectorAll('#voice option').length > 1);
+    // The first choice is the avatar's own voice; the stock voices follow.
+    expect(await page.$eval('#voice', (s) => (s as HTMLSelectElement).value)).toBe('');
+    await page.selectOption('#voice', milo);
+    await page.click('#start');
+    expect((await joinedSession(page)).voice_id).toBe(milo);
+    await page.close();
+
+    // A clip of the person (John F. Kennedy, 11 s) becomes a cloned voice the session speaks with.
+    const cloning = await browser.newPage();
+    await cloning.goto(proxy.url);
+    await cloning.setInputFiles('#clip', 'test/fixtures/audio/real-speaker-jfk.wav');
+    await cloning.click('#start');
+    const session = await joinedSession(cloning);
+    expect(proxy.clonedVoices.size).toBe(1);
+    expect(session.voice_id).toBe([...proxy.clonedVoices.values()][0]);
+    expect(session.voice_id).toMatch(/^vc_/);
+    // It is now one of the key's voices, offered to pick.
+    await cloning.waitForFunction(
+      (id) => document.querySelector<HTMLSelectElement>('#voice')!.value === id,
+      session.voice_id,
+    );
+    await cloning.close();
   }, 120_000);
 
   it("lets the page pick any of the key's avatars", async () => {

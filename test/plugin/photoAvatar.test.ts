@@ -4,7 +4,9 @@
 import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvatarSession, VisageApiError, VisageException } from '../../src/index.js';
+import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { photoThreadPool } from '../../src/media/photo/index.js';
+import { clmtrackrImage } from '../support/portraitSet.js';
 import {
   ASTRONAUT_PATH,
   astronaut,
@@ -39,6 +41,11 @@ async function photoAvatars(): Promise<AvatarRow[]> {
 async function sessionAvatar(sessionId: string): Promise<string> {
   const res = await h.server.call('GET', `/v1/sessions/${sessionId}`);
   return ((await res.json()) as { avatar_id: string }).avatar_id;
+}
+
+async function sessionVoice(sessionId: string): Promise<string> {
+  const res = await h.server.call('GET', `/v1/sessions/${sessionId}`);
+  return ((await res.json()) as { voice_id: string }).voice_id;
 }
 
 describe('AvatarSession with avatarImage', () => {
@@ -122,6 +129,26 @@ describe('AvatarSession with avatarImage', () => {
     const photos = await photoAvatars();
     expect(photos).toHaveLength(before.length + 1);
     expect(await sessionAvatar(s.sessionId)).toBe(photos[0]!.avatar_id);
+  }, 120_000);
+
+  // Issue 43: a man's portrait spoke with Ada's voice. Without voiceId the session speaks with
+  // the avatar's default, the stock voice that fits the face; voiceId chooses another.
+  it('speaks with the voice that fits the portrait, or with voiceId beside avatarImage', async () => {
+    const voice = (name: string) =>
+      AVATAR_CATALOGUE.find((a) => a.name === name)!.defaultVoice.voiceId;
+    const obama = Buffer.from(clmtrackrImage('obama4_crop.jpg'));
+    const fitted = await h.start({ avatar: { avatarId: undefined, avatarImage: obama } });
+    expect(await sessionVoice(fitted.sessionId)).toBe(voice('Milo'));
+    const chosen = await h.start({
+      avatar: { avatarId: undefined, avatarImage: obama, voiceId: voice('Noor') },
+    });
+    expect(await sessionAvatar(chosen.sessionId)).toBe(await sessionAvatar(fitted.sessionId));
+    expect(await sessionVoice(chosen.sessionId)).toBe(voice('Noor'));
+    // Eileen Collins, made in the first test without a voice: a woman's voice.
+    const astronautSession = await h.start({
+      avatar: { avatarId: undefined, avatarImage: ASTRONAUT_PATH },
+    });
+    expect(await sessionVoice(astronautSession.sessionId)).toBe(voice('Ada'));
   }, 120_000);
 
   it('refuses avatarImage beside avatarId or sessionId, and an empty picture', () => {

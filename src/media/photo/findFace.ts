@@ -15,6 +15,11 @@ export interface FoundFace {
   /** The tiny detector's score for a box over the same face; 0 where it saw none. */
   confirmation: number;
   pose: HeadPose;
+  /**
+   * The age and gender net's probability that the face is a man's (0..1), from the aligned face:
+   * what the photo avatar's default voice is chosen by (photoVoice.ts).
+   */
+  maleProbability: number;
 }
 
 /** Which faces can be animated (see chooseFace and docs/photo-portraits.md). */
@@ -68,8 +73,8 @@ const TINY_INPUT = 320;
 const SAME_FACE_IOU = 0.3;
 
 /**
- * Every face-like box in an RGB picture (SSD MobileNet V1, then the 68-point landmark net on
- * each, then the tiny face detector over the whole picture), largest first. Runs the networks
+ * Every face-like box in an RGB picture (SSD MobileNet V1, then the 68-point landmark net and
+ * the age and gender net on each, then the tiny face detector around each), largest first. Runs the networks
  * on the calling thread: about a second for a 2000 px photo here, so callers keep it off the
  * event loop (the photo worker).
  */
@@ -78,7 +83,7 @@ export async function detectFaces(
   width: number,
   height: number,
 ): Promise<FoundFace[]> {
-  const faceapi = await faceApiWith('detector', 'tinyDetector', 'landmarks');
+  const faceapi = await faceApiWith('detector', 'tinyDetector', 'landmarks', 'ageGender');
   const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');
   try {
     const found = await faceapi
@@ -86,7 +91,8 @@ export async function detectFaces(
         tensor as never,
         new faceapi.SsdMobilenetv1Options({ minConfidence: MIN_SCORE, maxResults: 20 }),
       )
-      .withFaceLandmarks();
+      .withFaceLandmarks()
+      .withAgeAndGender();
     const faces: FoundFace[] = [];
     for (const f of found) {
       const box = {
@@ -102,6 +108,7 @@ export async function detectFaces(
         landmarks,
         confirmation: await confirm(faceapi, tensor, box, width, height),
         pose: estimateHeadPose(landmarks),
+        maleProbability: f.gender === 'male' ? f.genderProbability : 1 - f.genderProbability,
       });
     }
     return faces.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);

@@ -26,3 +26,10 @@ export {
   type PhotoThreadPoolOptions,
 } from './photoThreadPool.js';
 export { PhotoAtlasCache } from './photoAtlasCache.js';
+export {
+  fittingStockVoice,
+  UNSURE_VOICE_ID,
+  voiceRegister,
+  type FittingVoice,
+  type VoiceRegister,
+} from './photoVoice.js';

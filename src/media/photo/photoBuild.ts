@@ -25,6 +25,7 @@ import {
   type Region,
 } from './photoImage.js';
 import { findPadding, scalePadding } from './photoPadding.js';
+import { fittingStockVoice, type FittingVoice } from './photoVoice.js';
 import { turnUpright, UPRIGHT_BEYOND_DEG } from './uprightFace.js';
 import { photoThreadPool, type PhotoThreadPool } from './photoThreadPool.js';
 
@@ -72,6 +73,8 @@ export interface PhotoBuildOutput {
    */
   upright: { degrees: number; region: Region } | undefined;
   framing: Framing;
+  /** The stock voice that fits the face, and the estimate it was chosen by (photoVoice.ts). */
+  voice: FittingVoice;
   /** Milliseconds per stage, and the atlas build's own parts. */
   timings: Record<string, number>;
 }
@@ -162,6 +165,7 @@ export async function buildPhotoAvatar(
     faces: faces.filter((f) => isHumanFace(f, faceLimits)).length,
     pose: face.pose,
     framing,
+    voice: fittingStockVoice(face.maleProbability),
     upright: upright && { degrees: upright.degrees, region: upright.region },
     timings,
   };

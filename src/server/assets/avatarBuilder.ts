@@ -62,6 +62,12 @@ export class AvatarBuilder {
           width: output.width,
           height: output.height,
           faces: output.faces,
+          // The apparent register the default voice is chosen by (not identifying: no image).
+          voice_estimate: {
+            male_probability: Math.round(output.voice.maleProbability * 1000) / 1000,
+            register: output.voice.register,
+            fitting_voice_id: output.voice.voiceId,
+          },
           timings: output.timings,
         },
         'photo avatar built',

@@ -8,7 +8,7 @@ import {
   listAvatarsQuerySchema,
   newId,
 } from '../../../api/index.js';
-import { AVATAR_CATALOGUE, findStockVoice } from '../../../media/avatarCatalogue.js';
+import { findStockVoice } from '../../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
 import { readMultipartBody } from '../multipartBody.js';
 import { honoPath } from '../honoPath.js';
@@ -26,11 +26,14 @@ export function mountAvatarRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post(ENDPOINTS.createAvatar.path, async (c) => {
     const key = c.get('key');
     const { name, voiceId, bytes, param } = await readCreateRequest(c, deps);
-    const defaultVoiceId = await checkVoice(deps, key, voiceId);
+    const askedVoiceId = await checkVoice(deps, key, voiceId);
     const id = newId(ID_PREFIXES.avatar);
     const log = c.get('log').child({ avatar_id: id });
     const blobs = { image: `${id}.image`, build: `${id}.build`, preview: `${id}.preview` };
     const built = await deps.avatarBuilder.build(bytes, blobs.build, log, param);
+    // Without a voice asked for, the stock voice of the face's apparent register (the build's
+    // estimate; docs/photo-avatars.md#the-voice). Stored: the avatar is one record.
+    const defaultVoiceId = askedVoiceId ?? built.voice.voiceId;
     // The row first, then the files it owns; if storing them fails, the row goes too.
     const avatar = await deps.store.insertAvatar({
       id,
@@ -56,7 +59,14 @@ export function mountAvatarRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       throw err;
     }
     log.info(
-      { bytes: bytes.byteLength, build_bytes: built.build.byteLength },
+      {
+        bytes: bytes.byteLength,
+        build_bytes: built.build.byteLength,
+        default_voice_id: defaultVoiceId,
+        voice_from: askedVoiceId ? 'request' : 'portrait',
+        male_probability: Math.round(built.voice.maleProbability * 1000) / 1000,
+        register: built.voice.register,
+      },
       'photo avatar created',
     );
     return c.json(avatarToWire(avatar), 201);
@@ -217,18 +227,15 @@ async function readCreateRequest(c: Context<AppEnv>, deps: AppDeps): Promise<Cre
 }
 
 /**
- * The avatar's default voice: the one asked for (a stock voice, or a cloned voice of this key),
- * else the first stock voice.
+ * The voice asked for as the avatar's default, checked: a stock voice, or a cloned voice of this
+ * key. Undefined when none was asked for (the build then picks one that fits the face).
  */
 async function checkVoice(
   deps: AppDeps,
   key: ApiKeyRecord,
   voiceId: string | undefined,
-): Promise<string> {
-  if (voiceId === undefined) {
-    const [first] = await deps.store.listStockAvatars();
-    return first?.defaultVoiceId ?? AVATAR_CATALOGUE[0]!.defaultVoice.voiceId;
-  }
+): Promise<string | undefined> {
+  if (voiceId === undefined) return undefined;
   if (findStockVoice(voiceId)) return voiceId;
   const voice = voiceId.startsWith(ID_PREFIXES.clonedVoice)
     ? await deps.store.getVoice(key.id, voiceId)
