@@ -128,6 +128,9 @@ const USABLE: Entry[] = [
   clm('Franck (video frame 2159), smile', 'franck_02159.jpg'),
   clm('Franck (video frame 2683), head turned a little', 'franck_02683.jpg', true),
   clm('Franck (video frame 4117), laughing with teeth', 'franck_04117.jpg', true),
+  // Issue 43: a man photographed mid-word (lips apart), and a smile showing the upper teeth.
+  clm('Franck (video frame 2045), talking, lips apart', 'franck_02045.jpg'),
+  clm('Franck (video frame 3909), smile with teeth', 'franck_03909.jpg'),
   group('face-api sample1: head tilted about 40 degrees, smiling', 1, 1313, 81, 530),
   group('face-api sample3: woman, smiling, head turned a little', 3, 856, 68, 658),
   group('face-api sample3: woman, frontal', 3, 387, 196, 596),
