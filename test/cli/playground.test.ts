@@ -104,6 +104,12 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
     });
     cleanups.push(() => browser.close());
     const page = await browser.newPage();
+    // What the page's SDK logged (its peer connections, data channels), for a failure's message.
+    const consoleLines: string[] = [];
+    page.on('console', (m) => {
+      consoleLines.push(`${m.type()}: ${m.text()}`);
+      if (consoleLines.length > 200) consoleLines.shift();
+    });
     // The page holds no secret: neither the LiveKit secret nor the Visage key is anywhere in it.
     const served: string[] = [];
     page.on('response', (r) => {
@@ -123,7 +129,9 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
       new Error(
         `${what}; the page said: ${await page.textContent('#status')}\n` +
           `lines: ${JSON.stringify((await playgroundOf(page)).lines)}\n` +
-          `--- worker output ---\n${worker.output().slice(-4000)}`,
+          `--- worker output ---\n${worker.output().slice(-4000)}\n` +
+          `--- visage dev output ---\n${dev.output().slice(-3000)}\n` +
+          `--- page console ---\n${consoleLines.join('\n').slice(-3000)}`,
       );
     await page
       .waitForFunction(
@@ -163,6 +171,13 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
       .toBe('listening');
     expect(await page.textContent('#state')).toBe('listening');
 
+    // The microphone: the page publishes it (the fake device).
+    await page.click('#mic');
+    await page.waitForFunction(
+      () => document.querySelector<HTMLElement>('#mic')!.dataset.on === 'true',
+      undefined,
+      { timeout: 30_000 },
+    );
     // Typing: the echo agent answers, and the avatar says it.
     const framesBefore = (await videoFrames(page)).decoded;
     await page.fill('#text', 'Nice to meet you');
@@ -187,13 +202,6 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
     expect(states).toContain('speaking');
     expect((await videoFrames(page)).decoded).toBeGreaterThan(framesBefore);
     expect(await page.locator('audio').count()).toBeGreaterThanOrEqual(1);
-    // The microphone: the page publishes it (the fake device).
-    await page.click('#mic');
-    await page.waitForFunction(
-      () => document.querySelector<HTMLElement>('#mic')!.dataset.on === 'true',
-      undefined,
-      { timeout: 30_000 },
-    );
     expect(served.filter((s) => s.startsWith('SECRET'))).toEqual([]);
     expect(served).toContain(`${apiUrl}/playground/token`);
 
