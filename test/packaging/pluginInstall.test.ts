@@ -130,61 +130,41 @@ describe('installing the plugin into an agent project', () => {
     expect(sum(added), `the plugin adds ${named(added)}`).toBeLessThan(LIMIT_BYTES);
   });
 
-  it('imports AvatarSession from the installed plugin, with the client installed once', async () => {
-    const program = `
-      import { Plugin } from '@livekit/agents';
-      import { AvatarSession, VisageException } from '${PLUGIN}';
-      import { VisageClient, VisageError } from '${CLIENT}';
-      import { CHAT_TOPIC } from '${CLIENT}/api';
-      console.log(JSON.stringify({
-        avatarSession: typeof AvatarSession,
-        oneErrorHierarchy: new VisageException('x') instanceof VisageError,
-        client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
-        chatTopic: CHAT_TOPIC,
-        registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
-      }));`;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], {
-      cwd: scratch,
-      timeout: 60_000,
-    });
-    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-    const version = packed.find((p) => p.name === PLUGIN)!.version;
-    expect(seen).toEqual({
-      avatarSession: 'function',
-      oneErrorHierarchy: true,
-      client: 'http://127.0.0.1:9',
-      chatTopic: 'lk.chat',
-      registered: expect.arrayContaining([`visage@${version}`]),
-    });
-  }, 120_000);
-
-  it('requires them from CommonJS (a project `npm init` made), with the client loaded once', async () => {
-    const program = `
-      const { Plugin } = require('@livekit/agents');
-      const { AvatarSession, VisageException } = require('${PLUGIN}');
-      const { VisageClient, VisageError } = require('${CLIENT}');
-      const { CHAT_TOPIC } = require('${CLIENT}/api');
-      console.log(JSON.stringify({
-        avatarSession: typeof AvatarSession,
-        oneErrorHierarchy: new VisageException('x') instanceof VisageError,
-        client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
-        chatTopic: CHAT_TOPIC,
-        registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
-      }));`;
-    const { stdout } = await run(process.execPath, ['--input-type=commonjs', '-e', program], {
-      cwd: scratch,
-      timeout: 60_000,
-    });
-    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-    const version = packed.find((p) => p.name === PLUGIN)!.version;
-    expect(seen).toEqual({
-      avatarSession: 'function',
-      oneErrorHierarchy: true,
-      client: 'http://127.0.0.1:9',
-      chatTopic: 'lk.chat',
-      registered: expect.arrayContaining([`visage@${version}`]),
-    });
-  }, 120_000);
+  // An ES module and a CommonJS program (what a project `npm init` made runs) load the same
+  // packages, with the client loaded once (one error hierarchy) and the plugin registered.
+  const loaders = {
+    module: (name: string, from: string) => `import { ${name} } from '${from}';`,
+    commonjs: (name: string, from: string) => `const { ${name} } = require('${from}');`,
+  };
+  for (const [kind, load] of Object.entries(loaders)) {
+    it(`loads AvatarSession and the client as ${kind === 'module' ? 'an ES module' : 'CommonJS'}, with the client installed once`, async () => {
+      const program = `
+        ${load('Plugin', '@livekit/agents')}
+        ${load('AvatarSession, VisageException', PLUGIN)}
+        ${load('VisageClient, VisageError', CLIENT)}
+        ${load('CHAT_TOPIC', `${CLIENT}/api`)}
+        console.log(JSON.stringify({
+          avatarSession: typeof AvatarSession,
+          oneErrorHierarchy: new VisageException('x') instanceof VisageError,
+          client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
+          chatTopic: CHAT_TOPIC,
+          registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
+        }));`;
+      const { stdout } = await run(process.execPath, [`--input-type=${kind}`, '-e', program], {
+        cwd: scratch,
+        timeout: 60_000,
+      });
+      const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      const version = packed.find((p) => p.name === PLUGIN)!.version;
+      expect(seen).toEqual({
+        avatarSession: 'function',
+        oneErrorHierarchy: true,
+        client: 'http://127.0.0.1:9',
+        chatTopic: 'lk.chat',
+        registered: expect.arrayContaining([`visage@${version}`]),
+      });
+    }, 120_000);
+  }
 
   it("type checks an agent's code and the packages' README examples against the installed declarations", async () => {
     // The examples as a user copies them out of the READMEs.
