@@ -94,9 +94,9 @@ describe('espeak phrasing', () => {
       expect(ms).toBeLessThan(Math.min(sentence1, sentence2));
     }
     // Word timings still line up with the trimmed audio (each later chunk's first word near its
-    // start; the first chunk streams, its timings come with its last piece). The reply is cut
-    // into its five clauses.
-    const clauses = chunks.filter((c) => c.words.length > 0);
+    // start). The reply is cut into its five clauses, each ending in the chunk that carries its
+    // phonemes (the first streams: its pieces carry their words, its last piece the phonemes).
+    const clauses = chunks.filter((c) => c.phonemes.length > 0);
     expect(clauses).toHaveLength(5);
     for (const c of clauses.slice(1)) expect(c.words[0]!.startMs).toBeLessThan(80);
   }, 30_000);
