@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
-import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
+import type { LivekitProcess } from '../../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { Store } from '../../src/server/store/store.js';
@@ -9,7 +9,7 @@ import { AvatarClient, rms } from '../media/session/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { describeWebRtc } from '../support/network.js';
 import { testLogStream } from '../support/testLog.js';
-import { startServedNode, type ServedNode } from './servedNode.js';
+import { startClusterLivekit, startServedNode, type ServedNode } from './servedNode.js';
 
 /**
  * Three `visage serve` processes on one real PostgreSQL and one LiveKit server (the embedded
@@ -20,10 +20,7 @@ import { startServedNode, type ServedNode } from './servedNode.js';
 
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const serverUrl = inject('postgresUrl');
-const LIVEKIT_KEY = {
-  apiKey: 'devkey',
-  apiSecret: `cluster-${Math.random().toString(36).slice(2)}`,
-};
+let livekitKey: { apiKey: string; apiSecret: string };
 const LONG =
   'This is a long sentence that keeps the avatar talking for a good while, so that there is something to interrupt when the call arrives through another node.';
 
@@ -44,7 +41,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
   /** A key with room for the cases after the cap race. */
   let secret: string;
 
-  const livekitConfig = () => ({ url: livekit.url, ...LIVEKIT_KEY });
+  const livekitConfig = () => ({ url: livekit.url, ...livekitKey });
   const start = async (nodeId: string) => {
     const node = await startServedNode({
       nodeId,
@@ -100,17 +97,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
     if (!serverUrl) return;
     databaseUrl = await freshPostgresDatabase(serverUrl);
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    livekit = await startLivekitProcess({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: { [LIVEKIT_KEY.apiKey]: LIVEKIT_KEY.apiSecret },
-      command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
-      output: process.stderr,
-      // Its own warning (signalling open on the namespace address) and info lines stay out of
-      // the test summary.
-      logLevel: 'error',
-    });
+    ({ livekit, key: livekitKey } = await startClusterLivekit(address));
     await Promise.all(['node-a', 'node-b', 'node-c'].map(start));
     const store = await Store.openPostgres(databaseUrl);
     secret = (await keyAdmin.create(store, 'cluster', 9)).secret;

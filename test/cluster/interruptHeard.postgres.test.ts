@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
+import type { LivekitProcess } from '../../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { Store } from '../../src/server/store/store.js';
@@ -9,7 +9,7 @@ import { AvatarClient, rms } from '../media/session/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { describeWebRtc } from '../support/network.js';
 import { testLogStream } from '../support/testLog.js';
-import { startServedNode, type ServedNode } from './servedNode.js';
+import { startClusterLivekit, startServedNode, type ServedNode } from './servedNode.js';
 
 /**
  * An utterance interrupted through a node that does not run its session: the `lk.chat` final
@@ -22,10 +22,7 @@ import { startServedNode, type ServedNode } from './servedNode.js';
 
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const serverUrl = inject('postgresUrl');
-const LIVEKIT_KEY = {
-  apiKey: 'devkey',
-  apiSecret: `interrupt-${Math.random().toString(36).slice(2)}`,
-};
+let livekitKey: { apiKey: string; apiSecret: string };
 /**
  * About a minute of speech, so that it still plays when a starved test process gets to interrupt
  * it (25 s between two calls was seen with the machine's load at 30); its first chunk
@@ -65,22 +62,14 @@ describeWebRtc('an interrupt through a node that does not run the session', (add
     if (!serverUrl) return;
     databaseUrl = await freshPostgresDatabase(serverUrl);
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    livekit = await startLivekitProcess({
-      port: 0,
-      host: address,
-      nodeIp: address,
-      keys: { [LIVEKIT_KEY.apiKey]: LIVEKIT_KEY.apiSecret },
-      command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
-      output: process.stderr,
-      logLevel: 'error',
-    });
+    ({ livekit, key: livekitKey } = await startClusterLivekit(address));
     nodes.push(
       ...(await Promise.all(
         ['node-a', 'node-b', 'node-c'].map((nodeId) =>
           startServedNode({
             nodeId,
             databaseUrl,
-            livekit: { url: livekit.url, ...LIVEKIT_KEY },
+            livekit: { url: livekit.url, ...livekitKey },
             maxSessions: 2,
             workers: 1,
             logStream: testLogStream(),

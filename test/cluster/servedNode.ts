@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
 
 /**
  * A `visage serve` node in its own process (the CLI from source), as in production: its API on
@@ -104,4 +105,26 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
         body: init.json === undefined ? undefined : JSON.stringify(init.json),
       }),
   };
+}
+
+/**
+ * The cluster's LiveKit: the embedded server in a child process (the CLI from source) on the
+ * test network's address, with one API key and a random secret, as the nodes share it.
+ */
+export async function startClusterLivekit(
+  address: string,
+): Promise<{ livekit: LivekitProcess; key: { apiKey: string; apiSecret: string } }> {
+  const key = { apiKey: 'devkey', apiSecret: `cluster-${Math.random().toString(36).slice(2)}` };
+  const livekit = await startLivekitProcess({
+    port: 0,
+    host: address,
+    nodeIp: address,
+    keys: { [key.apiKey]: key.apiSecret },
+    command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+    output: process.stderr,
+    // Its own warning (signalling open on the namespace address) and info lines stay out of the
+    // test summary.
+    logLevel: 'error',
+  });
+  return { livekit, key };
 }
