@@ -4,7 +4,7 @@ import { VERSION } from '../version.js';
 /** Registers Visage with the agents framework, as every agents-js plugin does on import. */
 export class VisagePlugin extends Plugin {
   constructor() {
-    super({ title: 'visage', version: VERSION, package: 'visage' });
+    super({ title: 'visage', version: VERSION, package: '@visage-avatar/livekit-plugin' });
   }
 }
 

@@ -148,7 +148,7 @@ describe('installing the plugin into an agent project', () => {
           oneErrorHierarchy: new VisageException('x') instanceof VisageError,
           client: new VisageClient({ apiKey: 'sk_test', baseUrl: 'http://127.0.0.1:9' }).baseUrl,
           chatTopic: CHAT_TOPIC,
-          registered: Plugin.registeredPlugins.map((p) => p.title + '@' + p.version),
+          registered: Plugin.registeredPlugins.map((p) => p.package + '@' + p.version),
         }));`;
       const { stdout } = await run(process.execPath, [`--input-type=${kind}`, '-e', program], {
         cwd: scratch,
@@ -161,7 +161,7 @@ describe('installing the plugin into an agent project', () => {
         oneErrorHierarchy: true,
         client: 'http://127.0.0.1:9',
         chatTopic: 'lk.chat',
-        registered: expect.arrayContaining([`visage@${version}`]),
+        registered: expect.arrayContaining([`${PLUGIN}@${version}`]),
       });
     }, 120_000);
   }

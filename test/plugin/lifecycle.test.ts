@@ -211,7 +211,7 @@ describe('AvatarSession: start and attach', () => {
   it('registers itself with the agents framework', () => {
     const mine = Plugin.registeredPlugins.filter((p) => p.title === 'visage');
     expect(mine).toHaveLength(1);
-    expect(mine[0]!.package).toBe('visage');
+    expect(mine[0]!.package).toBe('@visage-avatar/livekit-plugin');
   });
 });
 
