@@ -3,7 +3,7 @@ import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
 import { LiveKitMediaCore } from '../media/session/index.js';
 import type { StartupProgress } from '../media/startupProgress.js';
 import type { AvatarVideoCodec } from '../media/session/index.js';
-import type { TtsEngines, TtsSettings } from '../media/tts/index.js';
+import type { TtsEngines, TtsOptions } from '../media/tts/index.js';
 import { ProcessPoolMediaCore } from '../media/mediaProcesses/index.js';
 
 export interface MediaCoreChoice {
@@ -29,7 +29,7 @@ export interface MediaSettings {
   /** Sessions a media worker process runs before a fresh one replaces it (default 100). */
   maxSessionsPerWorker?: number;
   /** The speech engines' settings: each process makes its engines from them. */
-  tts?: TtsSettings;
+  tts?: TtsOptions;
 }
 
 /**

@@ -71,7 +71,16 @@ describe('the environment', () => {
     const media = mediaSettingsFrom(
       readEnvironment({ VISAGE_TTS_ENGINE: 'cartesia', CARTESIA_API_KEY: 'k' }),
     );
-    expect(media.tts).toMatchObject({ VISAGE_TTS_ENGINE: 'cartesia', CARTESIA_API_KEY: 'k' });
+    // Read once, into typed options: no variable name travels on into the media.
+    expect(media.tts).toEqual({
+      defaultEngine: 'cartesia',
+      espeakOn: 'thread',
+      elevenlabs: undefined,
+      cartesia: { apiKey: 'k', baseUrl: undefined, modelId: undefined },
+    });
+    expect(mediaSettingsFrom(readEnvironment({ VISAGE_TTS_THREAD: 'inline' })).tts).toMatchObject({
+      espeakOn: 'caller',
+    });
   });
 
   it('is documented: docs/configuration.md lists exactly the variables read', () => {

@@ -21,7 +21,7 @@ import type {
 } from '../mediaCore.js';
 import type { AvatarVideoCodec } from '../session/index.js';
 import type { StartupStep } from '../startupProgress.js';
-import type { TtsSettings } from '../tts/index.js';
+import type { TtsOptions } from '../tts/index.js';
 import type { IpcPeer } from './ipcPeer.js';
 
 export interface MediaProcessInit {
@@ -38,7 +38,7 @@ export interface MediaProcessInit {
   /** The avatars' video codec. */
   videoCodec?: AvatarVideoCodec;
   /** The speech engines' settings (they hold providers' keys: never logged). */
-  tts?: TtsSettings;
+  tts?: TtsOptions;
 }
 
 export interface MediaProcessReady {

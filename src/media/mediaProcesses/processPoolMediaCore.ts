@@ -10,7 +10,7 @@ import {
 } from '../mediaCore.js';
 import { DEFAULT_STAGE_TIMEOUT_MS, removeAvatar, type AvatarVideoCodec } from '../session/index.js';
 import { reportStep, type StartupProgress, type StartupStep } from '../startupProgress.js';
-import type { TtsSettings } from '../tts/index.js';
+import type { TtsOptions } from '../tts/index.js';
 import { ChannelClosedError, RemoteError } from './ipcPeer.js';
 import { MediaProcessHandle, type MediaProcessExit } from './mediaProcessHandle.js';
 import { RemoteMediaSession } from './remoteMediaSession.js';
@@ -47,7 +47,7 @@ export interface ProcessPoolOptions {
   /** The avatars' video codec (default H.264). */
   videoCodec?: AvatarVideoCodec;
   /** The workers' speech engines' settings (default: espeak alone). */
-  tts?: TtsSettings;
+  tts?: TtsOptions;
 }
 
 /** Sessions a worker runs before it is replaced, unless told otherwise (see above). */

@@ -210,7 +210,7 @@ export class LiveKitMediaCore implements MediaCore {
     } catch (err) {
       if (err instanceof TtsProviderError || err instanceof TtsProviderUnavailableError) {
         throw new Error(
-          `TTS engine "${this.tts.defaultId}" (VISAGE_TTS_ENGINE) failed its key check: ${err.message}`,
+          `TTS engine "${this.tts.defaultId}" (the default engine) failed its key check: ${err.message}`,
           { cause: err },
         );
       }

@@ -123,11 +123,11 @@ export interface EspeakSynthesisOptions extends SynthesisOptions {
 
 export interface EspeakEngineOptions {
   /**
-   * `worker` (default): synthesize on a dedicated worker thread shared by the process, so the
-   * event loop stays free for audio pacing and video. `inline`: on the calling thread, for code
-   * that already runs in a worker (no extra thread, no message hop).
+   * `thread` (default): synthesize on a dedicated thread shared by the process, so the event
+   * loop stays free for audio pacing and video. `caller`: on the calling thread, for code that
+   * already runs off the main thread (no extra thread, no message hop).
    */
-  thread?: 'worker' | 'inline';
+  runsOn?: 'thread' | 'caller';
 }
 
 /**
@@ -138,10 +138,10 @@ export interface EspeakEngineOptions {
  */
 export class EspeakEngine implements TtsEngine {
   readonly id = 'espeak';
-  readonly thread: 'worker' | 'inline';
+  readonly runsOn: 'thread' | 'caller';
 
   constructor(opts: EspeakEngineOptions = {}) {
-    this.thread = opts.thread ?? 'worker';
+    this.runsOn = opts.runsOn ?? 'thread';
   }
 
   /**
@@ -152,7 +152,7 @@ export class EspeakEngine implements TtsEngine {
   warmUp({ firstRun = false } = {}): Promise<void> {
     const request = (i: number) =>
       espeakRequest(WARM_UP_TEXT, i % 2 ? DEFAULT_ESPEAK_VOICE : WARM_UP_VOICE)!;
-    if (this.thread === 'worker') return sharedEspeakThread().warmUp(request, { firstRun });
+    if (this.runsOn === 'thread') return sharedEspeakThread().warmUp(request, { firstRun });
     warmedUpInline ??= espeakRuntime().then((runtime) => {
       // Alternate two voices so the variant-switching path is optimised too; stop after two
       // consecutive fast runs.
@@ -217,7 +217,7 @@ export class EspeakEngine implements TtsEngine {
   ): Promise<SynthesisResult> {
     opts.signal?.throwIfAborted();
     const request = espeakRequest(text, settings);
-    if (this.thread === 'worker') {
+    if (this.runsOn === 'thread') {
       if (!request) return silence(ESPEAK_SAMPLE_RATE);
       const { onAudio, signal } = opts;
       const onPart = onAudio

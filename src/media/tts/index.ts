@@ -49,13 +49,12 @@ export {
   type WordTiming,
 } from './ttsEngine.js';
 export {
-  checkTtsSettings,
+  checkTtsOptions,
   createTtsEngine,
   DEFAULT_TTS_ENGINE,
-  defaultTtsEngineId,
   TtsEngineUnavailableError,
-  UnknownTtsEngineError,
-  type TtsSettings,
+  type TtsOptions,
+  type TtsProviderOptions,
 } from './ttsEngineRegistry.js';
 export { TtsEngines } from './ttsEngines.js';
 export { TtsProviderError, TtsProviderUnavailableError } from './ttsProviderError.js';

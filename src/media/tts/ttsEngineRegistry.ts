@@ -1,16 +1,7 @@
 import { CartesiaEngine } from './cartesia/cartesiaEngine.js';
 import { ElevenLabsEngine } from './elevenlabs/elevenLabsEngine.js';
 import { EspeakEngine } from './espeakEngine.js';
-import { isTtsEngineId, TTS_ENGINE_IDS, type TtsEngine, type TtsEngineId } from './ttsEngine.js';
-
-export class UnknownTtsEngineError extends Error {
-  override readonly name = 'UnknownTtsEngineError';
-  constructor(readonly engineId: string) {
-    super(
-      `unknown TTS engine "${engineId}" (VISAGE_TTS_ENGINE); available: ${TTS_ENGINE_IDS.join(', ')}`,
-    );
-  }
-}
+import type { TtsEngine, TtsEngineId } from './ttsEngine.js';
 
 /** Thrown when an engine's settings are missing (e.g. no API key). */
 export class TtsEngineUnavailableError extends Error {
@@ -25,62 +16,59 @@ export class TtsEngineUnavailableError extends Error {
 
 export const DEFAULT_TTS_ENGINE: TtsEngineId = 'espeak';
 
-/**
- * The speech engines' settings by variable name (VISAGE_TTS_ENGINE, VISAGE_TTS_THREAD,
- * ELEVENLABS_*, CARTESIA_*), as the CLI read them from the environment; unset ones are absent.
- */
-export type TtsSettings = Readonly<Record<string, string | undefined>>;
+/** A cloning provider's settings. */
+export interface TtsProviderOptions {
+  apiKey: string;
+  /** http(s) base URL; the provider's own by default. */
+  baseUrl?: string;
+  /** The provider's model; a low-latency one by default. */
+  modelId?: string;
+}
 
-/** The engine `VISAGE_TTS_ENGINE` names (default espeak); throws UnknownTtsEngineError. */
-export function defaultTtsEngineId(env: TtsSettings): TtsEngineId {
-  const id = (env.VISAGE_TTS_ENGINE ?? '').trim().toLowerCase() || DEFAULT_TTS_ENGINE;
-  if (!isTtsEngineId(id)) throw new UnknownTtsEngineError(id);
+/**
+ * The speech engines' options, typed (the CLI reads them from the environment once, see
+ * docs/configuration.md); plain data, so they travel to the media processes as they are.
+ */
+export interface TtsOptions {
+  /** The engine new voices are made with; default espeak. */
+  defaultEngine?: TtsEngineId;
+  /**
+   * Where espeak-ng synthesizes: on one shared thread (default), or on the caller's own thread
+   * (when sessions already run off the main thread).
+   */
+  espeakOn?: 'thread' | 'caller';
+  elevenlabs?: TtsProviderOptions;
+  cartesia?: TtsProviderOptions;
+}
+
+function provider(options: TtsOptions, id: 'elevenlabs' | 'cartesia'): TtsProviderOptions {
+  const given = options[id];
+  if (!given?.apiKey.trim()) throw new TtsEngineUnavailableError(id, 'no API key was given');
+  return given;
+}
+
+/**
+ * The default engine's options, checked before anything starts (nothing is contacted): a
+ * provider has its key. Throws the errors `createTtsEngine` would.
+ */
+export function checkTtsOptions(options: TtsOptions): TtsEngineId {
+  const id = options.defaultEngine ?? DEFAULT_TTS_ENGINE;
+  if (id !== 'espeak') provider(options, id);
   return id;
 }
 
-function required(env: TtsSettings, engineId: TtsEngineId, name: string): string {
-  const value = env[name]?.trim();
-  if (!value) throw new TtsEngineUnavailableError(engineId, `${name} is not set`);
-  return value;
-}
-
-/** The API key each cloning provider needs. */
-const PROVIDER_KEYS: Partial<Record<TtsEngineId, string>> = {
-  elevenlabs: 'ELEVENLABS_API_KEY',
-  cartesia: 'CARTESIA_API_KEY',
-};
-
-/**
- * The default engine's settings, checked before anything starts (nothing is contacted): the
- * engine exists and a provider's key is set. Throws the errors `createTtsEngine` would.
- */
-export function checkTtsSettings(env: TtsSettings): TtsEngineId {
-  const id = defaultTtsEngineId(env);
-  const key = PROVIDER_KEYS[id];
-  if (key) required(env, id, key);
-  return id;
-}
-
-/**
- * Creates an engine from its settings. espeak: `VISAGE_TTS_THREAD=inline` synthesizes
- * on the caller's thread (when sessions already run in worker threads); the default is one
- * shared synthesis thread. Providers: their API key (required), base URL and model.
- */
-export function createTtsEngine(id: TtsEngineId, env: TtsSettings): TtsEngine {
+/** Creates an engine from its options; throws TtsEngineUnavailableError for a provider without its key. */
+export function createTtsEngine(id: TtsEngineId, options: TtsOptions): TtsEngine {
   switch (id) {
     case 'espeak':
-      return new EspeakEngine({ thread: env.VISAGE_TTS_THREAD === 'inline' ? 'inline' : 'worker' });
-    case 'elevenlabs':
-      return new ElevenLabsEngine({
-        apiKey: required(env, id, PROVIDER_KEYS.elevenlabs!),
-        baseUrl: env.ELEVENLABS_BASE_URL?.trim() || undefined,
-        modelId: env.ELEVENLABS_MODEL?.trim() || undefined,
-      });
-    case 'cartesia':
-      return new CartesiaEngine({
-        apiKey: required(env, id, PROVIDER_KEYS.cartesia!),
-        baseUrl: env.CARTESIA_BASE_URL?.trim() || undefined,
-        modelId: env.CARTESIA_MODEL?.trim() || undefined,
-      });
+      return new EspeakEngine({ runsOn: options.espeakOn });
+    case 'elevenlabs': {
+      const { apiKey, baseUrl, modelId } = provider(options, id);
+      return new ElevenLabsEngine({ apiKey, baseUrl, modelId });
+    }
+    case 'cartesia': {
+      const { apiKey, baseUrl, modelId } = provider(options, id);
+      return new CartesiaEngine({ apiKey, baseUrl, modelId });
+    }
   }
 }

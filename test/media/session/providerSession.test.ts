@@ -20,17 +20,17 @@ const ENGINES = [
   {
     engine: 'cartesia',
     fake: () => new CartesiaFake(),
-    env: (url: string, key: string) => ({ CARTESIA_API_KEY: key, CARTESIA_BASE_URL: url }),
+    options: (url: string, key: string) => ({ cartesia: { apiKey: key, baseUrl: url } }),
   },
   {
     engine: 'elevenlabs',
     fake: () => new ElevenLabsFake(),
-    env: (url: string, key: string) => ({ ELEVENLABS_API_KEY: key, ELEVENLABS_BASE_URL: url }),
+    options: (url: string, key: string) => ({ elevenlabs: { apiKey: key, baseUrl: url } }),
   },
 ] as const;
 
 describeWebRtc('cloned voices through a provider, end to end over WebRTC', (address) => {
-  describe.each(ENGINES)('$engine', ({ engine, fake: makeFake, env }) => {
+  describe.each(ENGINES)('$engine', ({ engine, fake: makeFake, options }) => {
     let fake: CartesiaFake | ElevenLabsFake;
     let stack: MediaStack;
     let voiceId: string;
@@ -42,7 +42,7 @@ describeWebRtc('cloned voices through a provider, end to end over WebRTC', (addr
       fake.behaviour.chunkIntervalMs = 100;
       fake.behaviour.firstChunkDelayMs = 150;
       stack = await startMediaStack(address, {
-        tts: new TtsEngines({ VISAGE_TTS_ENGINE: engine, ...env(url, fake.apiKey) }),
+        tts: new TtsEngines({ defaultEngine: engine, ...options(url, fake.apiKey) }),
       });
       const up = await stack.visage.call('POST', '/v1/files', {
         body: multipartClip(clip(), 'me.ogg', 'audio/ogg'),

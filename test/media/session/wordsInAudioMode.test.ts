@@ -32,7 +32,7 @@ const TEXT = 'Maybe my mother bought a big blue map, but please pay me back by M
 const log = pino({ level: 'silent' });
 // Inline: the words spoken on this thread (a session uses the shared espeak thread, the same
 // synthesis; started cold it takes seconds on a busy machine).
-const shaping: WordsShaping = { speak: espeakWords(new EspeakEngine({ thread: 'inline' })), log };
+const shaping: WordsShaping = { speak: espeakWords(new EspeakEngine({ runsOn: 'caller' })), log };
 const quietEvents: PlayerEvents = {
   started: () => undefined,
   progress: () => undefined,

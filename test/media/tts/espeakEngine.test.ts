@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTtsEngine,
-  defaultTtsEngineId,
+  checkTtsOptions,
   defaultVoiceProfile,
   EspeakEngine,
   stockVoiceProfile,
@@ -9,7 +9,6 @@ import {
   stopEspeakThread,
   synthesizeSentences,
   TtsEngineUnavailableError,
-  UnknownTtsEngineError,
   type SentenceSynthesis,
   type SynthesisResult,
 } from '../../../src/media/tts/index.js';
@@ -165,8 +164,8 @@ describe('EspeakEngine', () => {
 
 describe('EspeakEngine threads', () => {
   it('runs off the event loop by default and gives the same result as inline synthesis', async () => {
-    expect(engine.thread).toBe('worker');
-    const inline = new EspeakEngine({ thread: 'inline' });
+    expect(engine.runsOn).toBe('thread');
+    const inline = new EspeakEngine({ runsOn: 'caller' });
     const a = await inline.synthesize(SENTENCE, voice);
     // espeak adds a little random jitter to its output, so compare shape, not samples.
     expect(Math.abs(a.pcm.length - result.pcm.length)).toBeLessThan(result.sampleRate * 0.05);
@@ -190,7 +189,7 @@ describe('EspeakEngine threads', () => {
       return Math.max(maxGap, performance.now() - last);
     };
     const long = Array.from({ length: 6 }, () => SENTENCE).join(' ');
-    const inline = new EspeakEngine({ thread: 'inline' });
+    const inline = new EspeakEngine({ runsOn: 'caller' });
     await inline.warmUp();
     const inlineStall = await longestStall(() => inline.synthesize(long, voice));
     const workerStall = await longestStall(() => engine.synthesize(long, voice));
@@ -297,7 +296,7 @@ describe('synthesizeSentences', () => {
   });
 
   it('inline synthesis gives the first sentence in one piece', async () => {
-    const inline = new EspeakEngine({ thread: 'inline' });
+    const inline = new EspeakEngine({ runsOn: 'caller' });
     const pieces: SentenceSynthesis[] = [];
     for await (const piece of synthesizeSentences(inline, SENTENCE, voice)) pieces.push(piece);
     expect(pieces).toHaveLength(1);
@@ -306,21 +305,24 @@ describe('synthesizeSentences', () => {
 });
 
 describe('createTtsEngine / TtsEngines', () => {
-  it('defaults to espeak and reads VISAGE_TTS_ENGINE', () => {
+  it('defaults to espeak on its shared thread, and takes the default engine from its options', () => {
     expect(new TtsEngines({}).default.id).toBe('espeak');
-    expect(defaultTtsEngineId({ VISAGE_TTS_ENGINE: ' Cartesia ' })).toBe('cartesia');
-    const worker = createTtsEngine('espeak', {}) as EspeakEngine;
-    expect(worker.thread).toBe('worker');
-    const inline = createTtsEngine('espeak', { VISAGE_TTS_THREAD: 'inline' }) as EspeakEngine;
-    expect(inline.thread).toBe('inline');
+    expect(new TtsEngines({ defaultEngine: 'cartesia' }).defaultId).toBe('cartesia');
+    const shared = createTtsEngine('espeak', {}) as EspeakEngine;
+    expect(shared.runsOn).toBe('thread');
+    const caller = createTtsEngine('espeak', { espeakOn: 'caller' }) as EspeakEngine;
+    expect(caller.runsOn).toBe('caller');
   });
 
-  it('refuses a provider engine without its key, and unknown engines', () => {
+  it('refuses a provider engine without its key', () => {
     expect(() => createTtsEngine('elevenlabs', {})).toThrow(TtsEngineUnavailableError);
-    expect(() => createTtsEngine('cartesia', { CARTESIA_API_KEY: ' ' })).toThrow(
-      /CARTESIA_API_KEY is not set/,
+    expect(() => createTtsEngine('cartesia', { cartesia: { apiKey: ' ' } })).toThrow(
+      /no API key was given/,
     );
-    expect(createTtsEngine('cartesia', { CARTESIA_API_KEY: 'k' }).id).toBe('cartesia');
-    expect(() => new TtsEngines({ VISAGE_TTS_ENGINE: 'nonsense' })).toThrow(UnknownTtsEngineError);
+    expect(createTtsEngine('cartesia', { cartesia: { apiKey: 'k' } }).id).toBe('cartesia');
+    expect(() => checkTtsOptions({ defaultEngine: 'elevenlabs' })).toThrow(
+      TtsEngineUnavailableError,
+    );
+    expect(checkTtsOptions({})).toBe('espeak');
   });
 });
