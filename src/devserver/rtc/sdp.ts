@@ -1,3 +1,5 @@
+import { SessionDescription } from 'werift';
+
 /** What the server needs from one m-section of a publisher's offer. */
 export interface OfferedMedia {
   mid: string;
@@ -9,21 +11,16 @@ export interface OfferedMedia {
   rejected: boolean;
 }
 
+/** The offer's m-sections, read with werift's SDP parser. */
 export function parseOfferedMedia(sdp: string): OfferedMedia[] {
-  const sections = sdp.split(/\r?\n(?=m=)/).slice(1);
-  return sections.map((section) => {
-    const lines = section.split(/\r?\n/);
-    const [, kind = '', port = '0'] = /^m=(\S+) (\d+)/.exec(lines[0] ?? '') ?? [];
-    let mid = '';
-    let trackId: string | undefined;
-    let direction = 'sendrecv';
-    for (const line of lines) {
-      if (line.startsWith('a=mid:')) mid = line.slice(6).trim();
-      else if (line.startsWith('a=msid:')) trackId = line.slice(7).trim().split(/\s+/)[1];
-      else if (/^a=(sendrecv|sendonly|recvonly|inactive)$/.test(line)) direction = line.slice(2);
-    }
-    return { mid, kind, trackId, direction, rejected: port === '0' };
-  });
+  return SessionDescription.parse(sdp).media.map((m) => ({
+    mid: m.rtp.muxId ?? '',
+    kind: m.kind,
+    // `a=msid:<stream id> <track id>`
+    trackId: m.msid?.split(/\s+/)[1],
+    direction: m.direction ?? 'sendrecv',
+    rejected: m.port === 0,
+  }));
 }
 
 /**
@@ -32,26 +29,17 @@ export function parseOfferedMedia(sdp: string): OfferedMedia[] {
  * keeps rejected mids in the BUNDLE group. libwebrtc then either never connects (a rejected mid
  * first in the group) or moves the bundle to a new transport that never connects (the
  * bundle-tag section rejected in a renegotiation: all media stops). So accept those sections
- * as `inactive` with a real port, and bundle exactly the sections that are not rejected.
+ * as `inactive` with a real port, and bundle exactly the sections that are not rejected. The
+ * answer is werift's own, so its parser reads all of it and its writer gives it back whole.
  */
 export function acceptInactiveSections(answerSdp: string, offerSdp: string): string {
   const offered = parseOfferedMedia(offerSdp);
-  const [session = '', ...sections] = answerSdp.split(/\r?\n(?=m=)/);
-  const eol = answerSdp.includes('\r\n') ? '\r\n' : '\n';
-  const bundled: string[] = [];
-  const fixed = sections.map((section, index) => {
+  const answer = SessionDescription.parse(answerSdp);
+  answer.media.forEach((m, index) => {
     const offer = offered[index];
-    let result = section;
-    if (offer && !offer.rejected && /^m=\S+ 0 /.test(section)) {
-      result = section.replace(/^(m=\S+) 0 /, '$1 9 ');
-    }
-    const mid = /\ba=mid:(\S+)/.exec(result)?.[1];
-    if (mid !== undefined && !/^m=\S+ 0 /.test(result)) bundled.push(mid);
-    return result;
+    if (offer && !offer.rejected && m.port === 0) m.port = 9;
   });
-  const newSession = session.replace(
-    /^a=group:BUNDLE [^\r\n]*/m,
-    `a=group:BUNDLE ${bundled.join(' ')}`,
-  );
-  return [newSession, ...fixed].join(eol);
+  const bundled = answer.media.filter((m) => m.port !== 0).map((m) => m.rtp.muxId ?? '');
+  for (const group of answer.group) if (group.semantic === 'BUNDLE') group.items = bundled;
+  return answer.string;
 }
