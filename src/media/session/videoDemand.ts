@@ -1,17 +1,25 @@
 import { RoomEvent, TrackKind, type LocalTrack, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 
+// Reading the sender's state costs about 3 ms of CPU (rtc-node builds the whole WebRTC statistics
+// report): read at 5 Hz it alone would cost an unwatched avatar 0.015 core. So it is read rarely,
+// and often only for a while after something that may bring a viewer.
 /**
- * How often the sender's state is read while the video is watched: a viewer leaving is acted on
- * within this (the server itself waits 5 s before it turns the video off).
+ * While watched: a viewer leaving is acted on within this (the server itself waits 5 s before
+ * it turns the video off).
  */
-const WATCHED_POLL_MS = 1_000;
+const WATCHED_POLL_MS = 2_000;
 /**
- * While nobody watches: a viewer who arrives after the first one (LocalTrackSubscribed comes
- * once per track on LiveKit) is seen within this, well inside the 1 s the viewer's first frame
- * may take. One read costs about a tenth of a millisecond of this process.
+ * While nobody watches, when nothing happens: a viewer already in the room who subscribes again
+ * (the only arrival no event announces) is seen within this.
  */
-const UNWATCHED_POLL_MS = 200;
+const UNWATCHED_POLL_MS = 5_000;
+/**
+ * After a participant joined: read quickly for a while, so that a viewer who arrives gets video
+ * well within a second (LocalTrackSubscribed comes for the first subscriber only, on LiveKit).
+ */
+const ARRIVAL_POLL_MS = 150;
+const ARRIVAL_WINDOW_MS = 5_000;
 
 /**
  * Whether anyone watches the avatar's video, as far as the app can tell. With dynacast the
@@ -19,15 +27,26 @@ const UNWATCHED_POLL_MS = 200;
  * rtc-node's Rust SDK turns the video's encoding on or off; it does not tell JavaScript. Two
  * things reach JavaScript: `LocalTrackSubscribed` (the first subscriber ever, on LiveKit) and
  * the sender's state in the session's WebRTC statistics (the outbound video stream's
- * `active`), read here on a timer. The renderer follows: frames nobody would encode are not
- * drawn.
+ * `active`), read here on a timer, quickly for a few seconds after a participant joined the room.
+ * The renderer follows: frames nobody would encode are not drawn.
  */
 export class VideoDemand {
   private watched = true;
   private timer: NodeJS.Timeout | undefined;
+  private polling = false;
   private stopped = false;
+  /** Until when the state is read quickly (someone just joined the room). */
+  private arrivalUntil = 0;
   private readonly onSubscribed = (track: LocalTrack): void => {
     if (track.kind === TrackKind.KIND_VIDEO) this.set(true, 'subscribed');
+  };
+  private readonly onParticipant = (): void => {
+    this.arrivalUntil = performance.now() + ARRIVAL_WINDOW_MS;
+    // A read under way schedules the next one itself.
+    if (!this.watched && !this.stopped && !this.polling) {
+      clearTimeout(this.timer);
+      this.schedule();
+    }
   };
 
   constructor(
@@ -42,6 +61,7 @@ export class VideoDemand {
 
   start(): void {
     this.room.on(RoomEvent.LocalTrackSubscribed, this.onSubscribed);
+    this.room.on(RoomEvent.ParticipantConnected, this.onParticipant);
     this.schedule();
   }
 
@@ -49,18 +69,22 @@ export class VideoDemand {
     this.stopped = true;
     clearTimeout(this.timer);
     this.room.off(RoomEvent.LocalTrackSubscribed, this.onSubscribed);
+    this.room.off(RoomEvent.ParticipantConnected, this.onParticipant);
   }
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(
-      () => void this.poll(),
-      this.watched ? WATCHED_POLL_MS : UNWATCHED_POLL_MS,
-    );
+    const delay = this.watched
+      ? WATCHED_POLL_MS
+      : performance.now() < this.arrivalUntil
+        ? ARRIVAL_POLL_MS
+        : UNWATCHED_POLL_MS;
+    this.timer = setTimeout(() => void this.poll(), delay);
     this.timer.unref();
   }
 
   private async poll(): Promise<void> {
+    this.polling = true;
     try {
       const active = await this.videoSenderActive();
       if (active !== undefined) this.set(active, 'sender');
@@ -68,6 +92,7 @@ export class VideoDemand {
       // A room being left answers no statistics: keep the current state.
       this.log.debug({ err }, 'could not read the video sender state');
     }
+    this.polling = false;
     this.schedule();
   }
 
