@@ -21,12 +21,26 @@ const port = 18080 + Math.floor(Math.random() * 1000);
 const lkPort = port + 1000;
 const cli = (args) =>
   execFileSync('node', ['bin/visage.js', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
-const key = /sk_[A-Za-z0-9_-]+/.exec(cli(['keys', 'create', '--name', 'bench', '--cap', String(N + 1)]))[0];
+const key = /sk_[A-Za-z0-9_-]+/.exec(
+  cli(['keys', 'create', '--name', 'bench', '--cap', String(N + 1)]),
+)[0];
 const dev = spawn(
   'node',
   [
-    'bin/visage.js', 'dev', '--data-dir', dataDir, '--host', address, '--port', String(port),
-    '--livekit-port', String(lkPort), '--node-ip', address, '--livekit-host', address,
+    'bin/visage.js',
+    'dev',
+    '--data-dir',
+    dataDir,
+    '--host',
+    address,
+    '--port',
+    String(port),
+    '--livekit-port',
+    String(lkPort),
+    '--node-ip',
+    address,
+    '--livekit-host',
+    address,
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
@@ -100,7 +114,12 @@ const idle = await cores(10);
 console.log(`no session: ${idle.toFixed(3)} cores`);
 const sessions = [];
 for (let i = 0; i < N; i++) {
-  sessions.push(await call('POST', '/v1/sessions', { avatar_id: 'avt_Ada000000000000000000001', mode: 'video' }));
+  sessions.push(
+    await call('POST', '/v1/sessions', {
+      avatar_id: 'avt_Ada000000000000000000001',
+      mode: 'video',
+    }),
+  );
 }
 // LiveKit's dynacast turns the video off 10 s after publishing when nobody subscribed.
 await sleep(13_000);
@@ -130,7 +149,8 @@ await sleep(3000);
 const fps = frames.filter((t) => t > frames[0] + 1000 && t <= frames[0] + 3000).length / 2;
 console.log(`viewer: first frame ${Math.round(firstFrameMs)} ms after connect, then ${fps} fps`);
 await viewer.disconnect();
-for (const s of sessions) await call('DELETE', `/v1/sessions/${s.session_id}`).catch(() => undefined);
+for (const s of sessions)
+  await call('DELETE', `/v1/sessions/${s.session_id}`).catch(() => undefined);
 dev.kill('SIGTERM');
 await new Promise((r) => dev.once('exit', r));
 rmSync(dataDir, { recursive: true, force: true });
