@@ -10,6 +10,7 @@ import { RoomRegistry } from './service/roomRegistry.js';
 import { RtcEndpoint } from './service/rtcEndpoint.js';
 import { roomService } from './service/twirp/roomService.js';
 import { TwirpServer } from './service/twirp/twirpServer.js';
+import type { DynacastTimings } from './sfu/dynacast.js';
 
 export interface DevServerOptions {
   /** TCP port for HTTP and WebSocket signalling; 0 picks a free one. Default 7880. */
@@ -36,6 +37,11 @@ export interface DevServerOptions {
    * 300 s, like LiveKit.
    */
   unjoinedRoomTimeoutMs?: number;
+  /**
+   * When a publisher is told nobody watches its video (dynacast): LiveKit's 10 s after
+   * publishing with no subscriber and 5 s after the last one left, unless shortened (tests).
+   */
+  dynacast?: DynacastTimings;
   logger?: Logger;
 }
 
@@ -75,7 +81,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const nodeId = newId('ND_');
 
   const rooms = new RoomRegistry(
-    { ice: { nodeIp, udpPortRange: options.udpPortRange }, log, nodeId },
+    {
+      ice: { nodeIp, udpPortRange: options.udpPortRange },
+      log,
+      nodeId,
+      dynacast: options.dynacast,
+    },
     {
       emptyTimeout: (options.unjoinedRoomTimeoutMs ?? 300_000) / 1000,
       departureTimeout: (options.emptyRoomTimeoutMs ?? 20_000) / 1000,

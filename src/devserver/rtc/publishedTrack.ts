@@ -1,7 +1,8 @@
-import { TrackInfo, TrackType } from '@livekit/protocol';
+import { TrackInfo, TrackType, type SubscribedQualityUpdate } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
 import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from '../sfu/audioLevel.js';
 import type { DownTrack } from '../sfu/downTrack.js';
+import { Dynacast, type DynacastTimings } from '../sfu/dynacast.js';
 import { keyframeStartTest } from '../sfu/forwardedCodecs.js';
 import { RecentKeyframe } from '../sfu/recentKeyframe.js';
 
@@ -28,7 +29,8 @@ interface Layer {
  *
  * Simulcast (several layers of one video) is forwarded as a single stream: the best layer that
  * is flowing, switching layers only at a key frame so every subscriber can decode across the
- * switch. There is no per-subscriber layer choice (no adaptive stream, no dynacast).
+ * switch. There is no per-subscriber layer choice (no adaptive stream); dynacast is all or
+ * nothing: every layer while anyone subscribes, none while nobody does (dynacast.ts).
  */
 export class PublishedTrack {
   readonly info: TrackInfo;
@@ -39,9 +41,12 @@ export class PublishedTrack {
   private readonly downTracks = new Map<string, DownTrack>();
   private lastKeyframeRequest = 0;
   private readonly recentKeyframe = new RecentKeyframe();
+  private dynacast: Dynacast | undefined;
   /** How loud the track is (audio only), for active speaker detection. */
   readonly audioLevel = new AudioLevelMeter();
   packetsReceived = 0;
+  /** Whether anyone ever subscribed (the publisher is told the first time only). */
+  everSubscribed = false;
 
   /** Whether an RTP payload starts a key frame, in the codec the track is published in. */
   readonly isKeyframeStart: (payload: Buffer) => boolean;
@@ -86,13 +91,31 @@ export class PublishedTrack {
     });
   }
 
+  /**
+   * Tells the publisher which layers anyone subscribes to, from now on (video only): see
+   * dynacast.ts.
+   */
+  startDynacast(timings: DynacastTimings, send: (update: SubscribedQualityUpdate) => void): void {
+    if (!this.isVideo || this.dynacast) return;
+    const codec = this.info.mimeType.toLowerCase();
+    this.dynacast = new Dynacast(this.sid, codec, timings, send);
+    this.dynacast.subscribersChanged(this.downTracks.size);
+  }
+
+  /** Whether the publisher was last told to send its video (undefined: not dynacast). */
+  get dynacastSending(): boolean | undefined {
+    return this.dynacast?.sending;
+  }
+
   addDownTrack(subscriberSid: string, downTrack: DownTrack): void {
     this.downTracks.set(subscriberSid, downTrack);
+    this.dynacast?.subscribersChanged(this.downTracks.size);
   }
 
   removeDownTrack(subscriberSid: string): DownTrack | undefined {
     const downTrack = this.downTracks.get(subscriberSid);
     this.downTracks.delete(subscriberSid);
+    if (downTrack) this.dynacast?.subscribersChanged(this.downTracks.size);
     return downTrack;
   }
 
@@ -118,6 +141,7 @@ export class PublishedTrack {
   }
 
   close(): void {
+    this.dynacast?.close();
     for (const layer of this.layers) layer.unsubscribe();
     this.layers = [];
     this.active = undefined;

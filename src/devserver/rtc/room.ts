@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { ActiveSpeakers } from './activeSpeakers.js';
 import { relayData } from './dataRelay.js';
 import { enabledCodecs, joinResponse } from './joinResponse.js';
+import { LIVEKIT_DYNACAST_TIMINGS, type DynacastTimings } from '../sfu/dynacast.js';
 import type { IceSettings } from './peerConfig.js';
 import type { Participant } from './participant.js';
 import { attachPeers } from './participantPeers.js';
@@ -43,6 +44,8 @@ export interface RoomContext {
   ice: IceSettings;
   log: Logger;
   nodeId: string;
+  /** When publishers are told their video is (not) watched; LiveKit's when absent. */
+  dynacast?: DynacastTimings;
 }
 
 /**
@@ -225,6 +228,14 @@ export class Room extends EventEmitter<RoomEvents> {
     );
     // Announce before any subscriber offer carries the track: SDKs drop media of unknown tracks.
     this.broadcastParticipant(participant);
+    track.startDynacast(this.context.dynacast ?? LIVEKIT_DYNACAST_TIMINGS, (value) => {
+      if (participant.tracks.get(track.sid) !== track) return;
+      participant.log.debug(
+        { track: track.sid, enabled: value.subscribedQualities.some((q) => q.enabled) },
+        'subscribed quality update',
+      );
+      participant.send({ case: 'subscribedQualityUpdate', value });
+    });
     for (const other of this.participants.values()) {
       if (other !== participant && other.autoSubscribe && other.permission.canSubscribe) {
         this.subscribe(other, participant, track);
@@ -275,7 +286,10 @@ export class Room extends EventEmitter<RoomEvents> {
   subscribe(subscriber: Participant, publisher: Participant, track: PublishedTrack): void {
     if (subscriber.subscriptions.has(track.sid) || !subscriber.subscriber) return;
     if (!subscriber.permission.canSubscribe) return;
-    const firstSubscriber = track.subscriberSids.length === 0;
+    // Once per track, as LiveKit does (its `everSubscribed`): a publisher cannot learn from this
+    // that a later viewer came back (dynacast's SubscribedQualityUpdate says so).
+    const firstSubscriber = !track.everSubscribed;
+    track.everSubscribed = true;
     const downTrack = subscriber.subscriber.addTrack(publisher.sid, track);
     track.addDownTrack(subscriber.sid, downTrack);
     subscriber.subscriptions.set(track.sid, downTrack);

@@ -37,6 +37,7 @@ import { OUTPUT_RATE } from './utterance.js';
 import { listenToTranscriptions, type TranscriptionUpdate } from './transcriptionStreams.js';
 import { audioUtterance, speechUtterance, type WordsShaping } from './utteranceSources.js';
 import type { SpeakWords } from './wordsAlignment.js';
+import { VideoDemand } from './videoDemand.js';
 import { VideoLoop } from './videoLoop.js';
 import { withTimeout } from './withTimeout.js';
 
@@ -69,7 +70,8 @@ export interface LiveKitMediaSessionOptions {
 export const AUDIO_QUEUE_MS = 200;
 
 /**
- * How the avatar joins: with two peer connections (publisher and subscriber), the mode every
+ * How the avatar joins: with dynacast, so that the server may turn the video's encoding off while
+ * nobody watches it (and VideoDemand then stops the rendering too); with two peer connections (publisher and subscriber), the mode every
  * LiveKit server speaks. Left to its default, rtc-node first asks for `/rtc/v1` (one peer
  * connection for both directions); a server without it (the embedded one) refuses, and rtc-node
  * falls back with six unused receive transceivers on its publisher connection and, granted fast
@@ -79,7 +81,7 @@ export const AUDIO_QUEUE_MS = 200;
  */
 const JOIN_OPTIONS: RoomOptions & { singlePeerConnection: boolean } = {
   autoSubscribe: false,
-  dynacast: false,
+  dynacast: true,
   singlePeerConnection: false,
 };
 /** How long leaving the room (disconnect, sources closed) may take before close() moves on. */
@@ -98,6 +100,8 @@ export class LiveKitMediaSession implements MediaSession {
   private readonly player: SpeechPlayer;
   private readonly chat: ChatPublisher;
   private readonly video: VideoLoop;
+  /** Whether anyone watches the video: frames are rendered only while someone does. */
+  private readonly demand: VideoDemand;
   private readonly renderer: FaceRenderer;
   /** The agent's state and the user's questions, for the face (sessions with an agent only). */
   private readonly agentState: AgentStateWatcher | undefined;
@@ -105,6 +109,7 @@ export class LiveKitMediaSession implements MediaSession {
   private audioTrackSid: string | undefined;
   private parked = false;
   private closing = false;
+  private rendered = 0;
   private agentAbsence: NodeJS.Timeout | undefined;
   private firstFrame: (() => void) | undefined;
   private readonly shaping: WordsShaping | undefined;
@@ -143,6 +148,11 @@ export class LiveKitMediaSession implements MediaSession {
       options.log,
     );
     this.video = new VideoLoop(this.renderer.recommendedFps.active, () => this.renderFrame());
+    this.demand = new VideoDemand(
+      this.room,
+      (watched) => (watched ? this.video.resume() : this.video.pause()),
+      options.log,
+    );
   }
 
   static async start(o: LiveKitMediaSessionOptions): Promise<LiveKitMediaSession> {
@@ -171,6 +181,11 @@ export class LiveKitMediaSession implements MediaSession {
     return this.player.speaking;
   }
 
+  /** Video frames rendered and handed to the encoder so far (none while nobody watches). */
+  get framesRendered(): number {
+    return this.rendered;
+  }
+
   speak(item: SpeechItem): void {
     this.player.enqueue(speechUtterance(item.utteranceId, item.text, this.options.speech));
   }
@@ -196,6 +211,7 @@ export class LiveKitMediaSession implements MediaSession {
     if (this.closing) return;
     this.closing = true;
     clearTimeout(this.agentAbsence);
+    this.demand.stop();
     this.video.stop();
     this.player.close();
     this.options.speech.close();
@@ -312,6 +328,7 @@ export class LiveKitMediaSession implements MediaSession {
     // back by the check (a failed start stops them with the rest of the session).
     const firstFrame = new Promise<void>((resolve) => (this.firstFrame = resolve));
     this.video.start();
+    this.demand.start();
     if (!('token' in spec.livekit)) {
       // The start fails, and the create with it (503), rather than report a session without
       // video (see tracksNotReceived); a retry joins afresh.
@@ -341,6 +358,7 @@ export class LiveKitMediaSession implements MediaSession {
   }
 
   private renderFrame(): void {
+    this.rendered++;
     const frame = this.renderer.renderFrame({
       timeMs: performance.now() - this.bornAt,
       mouth: this.player.mouthNow(),

@@ -1,12 +1,15 @@
 /**
  * A drift-free frame clock: runs `frame()` every 1000/fps ms on a schedule anchored to its start
- * (a late frame does not push the later ones back). The rate can change on the fly (parking).
+ * (a late frame does not push the later ones back). The rate can change on the fly (parking),
+ * and the clock can be paused (nobody watches the video) and resumed with a frame at once.
  */
 export class VideoLoop {
   private timer: NodeJS.Timeout | undefined;
   private periodMs: number;
   private next = 0;
   private stopped = false;
+  private started = false;
+  private paused = false;
 
   constructor(
     fps: number,
@@ -16,8 +19,14 @@ export class VideoLoop {
   }
 
   start(): void {
+    this.started = true;
+    if (this.paused) return;
     this.next = performance.now();
     this.loop();
+  }
+
+  get running(): boolean {
+    return this.started && !this.paused && !this.stopped;
   }
 
   setFps(fps: number): void {
@@ -25,7 +34,23 @@ export class VideoLoop {
     // Re-anchor: the new rate starts now.
     clearTimeout(this.timer);
     this.next = performance.now();
-    if (!this.stopped) this.loop();
+    if (!this.stopped && this.started && !this.paused) this.loop();
+  }
+
+  /** No frames until resume(). */
+  pause(): void {
+    this.paused = true;
+    clearTimeout(this.timer);
+  }
+
+  /** Frames again, the first one now. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.started && !this.stopped) {
+      this.next = performance.now();
+      this.loop();
+    }
   }
 
   stop(): void {
@@ -34,7 +59,7 @@ export class VideoLoop {
   }
 
   private loop = (): void => {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     this.frame();
     const now = performance.now();
     this.next += this.periodMs;

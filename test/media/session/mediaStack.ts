@@ -64,7 +64,7 @@ export async function startMediaStack(
     tts?: TtsEngines;
     allowPrivateUrls?: boolean;
     /** Room timeouts of the embedded server (shortened to test them). */
-    rooms?: Pick<DevServerOptions, 'unjoinedRoomTimeoutMs' | 'emptyRoomTimeoutMs'>;
+    rooms?: Pick<DevServerOptions, 'unjoinedRoomTimeoutMs' | 'emptyRoomTimeoutMs' | 'dynacast'>;
     /** Wraps the real media core (to observe the sessions it starts). */
     wrapMedia?: (core: MediaCore) => MediaCore;
     /** Runs the media in this many worker processes instead of in this process. */

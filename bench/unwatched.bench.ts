@@ -1,0 +1,171 @@
+// What unwatched avatars cost `visage dev`, measured from outside as an operator would: a fresh
+// data directory, a key made with the CLI, `visage dev` started, N sessions created that nobody
+// joins, then the CPU of its whole process tree (API, media workers, embedded LiveKit) over a
+// window once LiveKit's dynacast wait (10 s) is over; then a viewer joins one session and the
+// time from its connect to its first video frame, and its frame rate, are printed.
+// Run with `npm run bench -- unwatched` (BENCH_UNWATCHED=N sessions, default 8;
+// BENCH_UNWATCHED_WINDOW_S, default 30). Needs `npm run build` first (bin/visage.js runs dist/).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Room,
+  RoomEvent,
+  TrackKind,
+  VideoStream,
+  dispose,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+
+const N = Number(process.env.BENCH_UNWATCHED ?? 8);
+const WINDOW_S = Number(process.env.BENCH_UNWATCHED_WINDOW_S ?? 30);
+const address = process.env.VISAGE_TEST_ADDRESS ?? '127.0.0.1';
+const dataDir = mkdtempSync(join(tmpdir(), 'visage-unwatched-'));
+const port = 18080 + Math.floor(Math.random() * 1000);
+const lkPort = port + 1000;
+const cli = (args: string[]) =>
+  execFileSync('node', ['bin/visage.js', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+const key = /sk_[A-Za-z0-9_-]+/.exec(
+  cli(['keys', 'create', '--name', 'bench', '--cap', String(N + 1)]),
+)![0];
+const dev = spawn(
+  'node',
+  [
+    'bin/visage.js',
+    'dev',
+    '--data-dir',
+    dataDir,
+    '--host',
+    address,
+    '--port',
+    String(port),
+    '--livekit-port',
+    String(lkPort),
+    '--node-ip',
+    address,
+    '--livekit-host',
+    address,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+let banner = '';
+dev.stdout.on('data', (d: Buffer) => (banner += d.toString()));
+const api = `http://${address}:${port}`;
+for (let i = 0; ; i++) {
+  if (banner.includes('Ctrl-C')) break;
+  if (i > 600) throw new Error(`visage dev did not start:\n${banner}`);
+  await sleep(100);
+}
+
+/** utime + stime (ms) of a process and all its descendants, from /proc (with each one's). */
+function treeCpuMs(root: number, each = new Map<number, number>()): number {
+  const children = new Map<number, number[]>();
+  const cpu = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const ppid = Number(f[1]);
+      cpu.set(Number(entry), ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const stack = [root];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    total += cpu.get(pid) ?? 0;
+    each.set(pid, cpu.get(pid) ?? 0);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return total;
+}
+
+async function cores(seconds: number): Promise<number> {
+  const before = new Map<number, number>();
+  const after = new Map<number, number>();
+  const c0 = treeCpuMs(dev.pid!, before);
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const total = (treeCpuMs(dev.pid!, after) - c0) / (performance.now() - t0);
+  const ms = performance.now() - t0;
+  const parts = [...after].map(([pid, c]) => {
+    let name = '?';
+    try {
+      name = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1, 3).join(' ');
+    } catch {
+      // gone meanwhile
+    }
+    return `${pid} ${name}: ${((c - (before.get(pid) ?? 0)) / ms).toFixed(3)}`;
+  });
+  if (process.env.UNWATCHED_VERBOSE) console.log(parts.join('\n'));
+  return total;
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<CreatedSession> {
+  const res = await fetch(`${api}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as CreatedSession;
+}
+
+interface CreatedSession {
+  session_id: string;
+  livekit_url: string;
+  participant_token: string;
+}
+
+// The start-up's own work (media workers warming up) settles first.
+await sleep(20_000);
+const idle = await cores(10);
+console.log(`no session: ${idle.toFixed(3)} cores`);
+const sessions: CreatedSession[] = [];
+for (let i = 0; i < N; i++) {
+  sessions.push(
+    await call('POST', '/v1/sessions', {
+      avatar_id: 'avt_Ada000000000000000000001',
+      mode: 'video',
+    }),
+  );
+}
+// LiveKit's dynacast turns the video off 10 s after publishing when nobody subscribed.
+await sleep(13_000);
+const unwatched = await cores(WINDOW_S);
+console.log(
+  `${N} unwatched sessions: ${unwatched.toFixed(3)} cores, ${((unwatched - idle) / N).toFixed(4)} per session`,
+);
+
+// A viewer joins the first session's room: ms from connect() to its first video frame.
+const viewer = new Room();
+const frames: number[] = [];
+viewer.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
+  if (track.kind !== TrackKind.KIND_VIDEO) return;
+  void (async () => {
+    for await (const _ of new VideoStream(track)) frames.push(performance.now());
+  })().catch(() => undefined);
+});
+const connectAt = performance.now();
+await viewer.connect(sessions[0]!.livekit_url, sessions[0]!.participant_token, {
+  autoSubscribe: true,
+  dynacast: false,
+});
+while (frames.length === 0 && performance.now() - connectAt < 10_000) await sleep(5);
+const firstFrameMs = frames[0]! - connectAt;
+await sleep(3000);
+const fps = frames.filter((t) => t > frames[0]! + 1000 && t <= frames[0]! + 3000).length / 2;
+console.log(`viewer: first frame ${Math.round(firstFrameMs)} ms after connect, then ${fps} fps`);
+await viewer.disconnect();
+for (const s of sessions)
+  await call('DELETE', `/v1/sessions/${s.session_id}`).catch(() => undefined);
+dev.kill('SIGTERM');
+await new Promise((r) => dev.once('exit', r));
+rmSync(dataDir, { recursive: true, force: true });
+await dispose();
+process.exit(0);
