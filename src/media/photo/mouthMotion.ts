@@ -80,6 +80,11 @@ const CLOSED_GAP = 1;
  * up to 2 % as closed (test/media/photo/lipClosure.ts).
  */
 const OPEN_AT_REST_SHARE = 0.015;
+/**
+ * A photo whose lips are apart at rest: an open shape reaches the photo's own opening (and
+ * from there opens as a closed photo's would) at this openness; below it, lips come together.
+ */
+const OPEN_RAMP = 0.4;
 /** The chin comes up with the lower lip as the lips close: this share of its rise. */
 const CLOSING_CHIN_SHARE = 1;
 
@@ -164,8 +169,8 @@ export function mouthPose(
     full.openTop / Math.max(1e-6, full.openTop + full.openBottom),
   );
   const closes = LIP_CLOSURES.has(viseme);
-  const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
   const closedAtRest = opensAtRest(rest);
+  const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
 
   /**
    * The inner edges at t, in the photo and in this shape: the upper lip with the photo's upper
@@ -187,9 +192,16 @@ export function mouthPose(
       Math.max(MIN_DARK_SHARE * want, edge - upper - (lower - edge)),
     );
     const wide = closes ? want : Math.max(want, gap + darkLeast);
-    // From the mouth at rest: the photo's gap, or none where the photo's lips are apart.
-    const from = closedAtRest ? 0 : gap;
-    const target = from + (wide - from) * a;
+    // From the photo's own gap, as a closed photo opens. Where the photo shows its lips apart
+    // its rest is closed lips: the lip closures close from there, and every other shape opens
+    // from closed lips to the photo's own opening over the first OPEN_RAMP of its openness,
+    // then as far as a closed photo's would (measured from the closed rest, the cavity is as
+    // deep as before: the astronaut's AA at 0.6 is the same sprite).
+    const target = !closedAtRest
+      ? gap + (wide - gap) * a
+      : closes
+        ? wide * a
+        : (gap + (wide - gap) * a) * Math.min(1, a / OPEN_RAMP);
     let upperTo: number;
     let lowerTo: number;
     let edgeTo: number;
