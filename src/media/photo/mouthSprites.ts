@@ -58,11 +58,14 @@ export function interiorSoftness(photoScale: number): number {
 
 /**
  * The shadow between closed lips: its darkest (a share of the light) and its width (sigma). At
- * 0.22 the face detector still read Franck's closed smile as apart (2.4 % of nose-to-chin, 2.2 %
- * of the frames closed); at 0.5, 1.8 % (20.9 % closed), as dark as the photos' own closed lips.
+ * 0.22 the face detector read Franck's closed smile as apart (2.4 % of nose-to-chin, 2.2 % of
+ * the frames closed); at 0.35 his m, b and p read closed (1.2 to 1.7 %). Darker (0.5) counts as
+ * an open mouth's dark in measureMouthOpening: the sample6 crop's closed rest rose to 0.042.
  */
-const SEAM_DARK = 0.5;
+const SEAM_DARK = 0.35;
 const SEAM_WIDTH = 0.015;
+/** How much of the seam's shadow the red channel takes (a grey line read as painted). */
+const SEAM_RED_SHARE = 0.7;
 
 /** The sprite reaches this many times the chin's drop below the chin (the warp fades there). */
 const BELOW_CHIN = 2.6;
@@ -204,7 +207,12 @@ export function renderMouthSprite(
           out[o + c] = lerp(out[o + c] as number, seamPixel[c] as number, lowerColour);
         }
       }
-      if (shade < 1) for (let c = 0; c < 3; c++) out[o + c] = (out[o + c] as number) * shade;
+      if (shade < 1) {
+        // The shadow between lips is the lips' own red darkened, not grey: red keeps more.
+        out[o] = (out[o] as number) * (1 - (1 - shade) * SEAM_RED_SHARE);
+        out[o + 1] = (out[o + 1] as number) * shade;
+        out[o + 2] = (out[o + 2] as number) * shade;
+      }
       if (!opening || !box) continue;
       if (px < box.x0 || px > box.x1 || py < box.y0 || py > box.y1) continue;
       const f = mouth.frame.toFace({ x: px, y: py });
