@@ -6,7 +6,9 @@
  *   frame cost of the renderer on a photo atlas and on a stock atlas (speaking mouth poses);
  *   the mouth as a viewer sees it, per usable portrait of the labelled set (issue 31): identity
  *   of the widest-open frame, chin drop, the inner mouth's top band against its middle, the
- *   upper teeth kept; BENCH_PHOTO_SHEET=file.png also writes their contact sheet there;
+ *   upper teeth kept, and the share of frames with closed lips while it says a sentence full
+ *   of p, b and m (issue 43); BENCH_PHOTO_SHEET=file.png also writes their contact sheet there
+ *   and one of the mouth up close (3x) beside it;
  *   CPU per speaking session in a real room, photo vs stock, 1 and 4 sessions at once.
  * Run through `npm run bench -- photo` (the sessions need the benchmark network namespace).
  */
@@ -35,6 +37,7 @@ import {
   mouthFailures,
   type BuiltPortrait,
 } from '../test/media/photo/mouthFigures.js';
+import { CLOSED_FRAMES_GOAL, measureLipClosure } from '../test/media/photo/lipClosure.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
 import { usablePortraits } from '../test/support/portraitSet.js';
 import { QUICK, median, recordFigures, rounds as roundsOf } from './support/figures.js';
@@ -92,8 +95,13 @@ for (const [i, portrait] of (await usablePortraits()).entries()) {
   try {
     const built = await measurePortrait(portrait.bytes, `bench-mouth-${i}`);
     const failures = mouthFailures(built.figures);
+    const lips = await measureLipClosure(built.atlas);
+    if (!(lips.closedShare >= CLOSED_FRAMES_GOAL)) {
+      failures.push(`closed lips in ${(lips.closedShare * 100).toFixed(1)} % of frames`);
+    }
     mouthTable[portrait.name] = {
       ...figuresRow(built.figures),
+      'closed lips, m/b/p sentence (>= 5 %)': `${(lips.closedShare * 100).toFixed(1)} %`,
       goals: failures.length ? `missed: ${failures.join('; ')}` : 'met',
     };
     sheetRows.push({ name: portrait.name, built });
@@ -109,6 +117,10 @@ await recordFigures('photo-mouth', mouthTable);
 if (process.env.BENCH_PHOTO_SHEET) {
   writeFileSync(process.env.BENCH_PHOTO_SHEET, await contactSheet(sheetRows, 160));
   console.log(`contact sheet: ${process.env.BENCH_PHOTO_SHEET}`);
+  // The mouth up close: a crop about 100 px square, at about three times its size.
+  const mouthSheet = process.env.BENCH_PHOTO_SHEET.replace(/(\.png)?$/, '-mouth.png');
+  writeFileSync(mouthSheet, await contactSheet(sheetRows, 300, { mouth: true }));
+  console.log(`mouth contact sheet (3x): ${mouthSheet}`);
 }
 await photoThreadPool().close();
 

@@ -415,3 +415,54 @@ export function chinShiftShare(
   }
   return best / noseChin;
 }
+
+/**
+ * The gap between the inner lips (px) that a face detector places on a frame: the mean over the
+ * middle of the mouth (61-67, 62-66, 63-65) of each lower landmark's distance below its upper
+ * one, along the face's downward axis (nose tip 33 to chin 8); lips that cross count as 0. And
+ * the nose-to-chin height it is measured against.
+ */
+export function innerLipGap(landmarks: readonly Pt[]): { gap: number; noseToChin: number } {
+  const nose = landmarks[33]!;
+  const chin = landmarks[8]!;
+  const noseToChin = Math.hypot(chin.x - nose.x, chin.y - nose.y);
+  const down = { x: (chin.x - nose.x) / noseToChin, y: (chin.y - nose.y) / noseToChin };
+  const pairs: [number, number][] = [
+    [61, 67],
+    [62, 66],
+    [63, 65],
+  ];
+  let gap = 0;
+  for (const [u, l] of pairs) {
+    const d =
+      (landmarks[l]!.x - landmarks[u]!.x) * down.x + (landmarks[l]!.y - landmarks[u]!.y) * down.y;
+    gap += Math.max(0, d);
+  }
+  return { gap: gap / pairs.length, noseToChin };
+}
+
+/**
+ * The 68 landmarks of the largest face in a 512x512 I420 frame (no descriptors: a fraction of
+ * `describeFrame`'s work), or undefined where none scores `minConfidence`.
+ */
+export async function frameLandmarks(
+  i420: Uint8Array,
+  minConfidence = 0.2,
+): Promise<Pt[] | undefined> {
+  const faceapi = await faceApiWith('detector', 'landmarks');
+  const rgb = i420ToRgb({ width: 512, height: 512, data: i420 });
+  const tensor = tfjs().tensor3d(rgb, [512, 512, 3], 'int32');
+  try {
+    const found = await faceapi
+      .detectAllFaces(tensor as never, new faceapi.SsdMobilenetv1Options({ minConfidence }))
+      .withFaceLandmarks();
+    const largest = found.sort(
+      (a, b) =>
+        b.detection.box.width * b.detection.box.height -
+        a.detection.box.width * a.detection.box.height,
+    )[0];
+    return largest?.landmarks.positions.map((p) => ({ x: p.x, y: p.y }));
+  } finally {
+    tensor.dispose();
+  }
+}

@@ -17,7 +17,11 @@ import type { PhotoTeeth } from './photoTeeth.js';
  * the mouth opens below the upper teeth (the synthesized inside). A shape narrower than the
  * photo's gap closes it (m, b, p press the lips together over the teeth). Speaking lets the
  * photo's own smile go (most for o and u), so a smiling portrait does not talk through a frozen
- * grin. Openness blends from the photo's own mouth, so `rest` is the photo, untouched.
+ * grin. Openness blends from the mouth at rest: the photo's own where its lips are closed (`rest`
+ * is the photo, untouched), and closed, relaxed lips where the photo shows them apart (taken
+ * mid-word, or smiling with teeth): the lips are brought together over the teeth, the jaw coming
+ * up with the lower lip, so that every shape starts from closed lips as a person's does, and m, b,
+ * p and the pauses close them (issue 43; see docs/photo-avatars.md).
  */
 const CATALOGUE_HALF_WIDTH = 28;
 /**
@@ -70,12 +74,39 @@ const JAW_FOLLOW: Record<number, number> = {
 const CONTOUR_SAMPLES = 9;
 /** A gap between the photo's lips narrower than this (px) counts as closed. */
 const CLOSED_GAP = 1;
+/**
+ * Lips apart by more than this share of the nose-to-chin height (in the middle of the mouth) are
+ * closed at rest. A face detector's landmarks put closed lips 0 to 1.5 % apart; the goal counts
+ * up to 2 % as closed (test/media/photo/lipClosure.ts).
+ */
+const OPEN_AT_REST_SHARE = 0.015;
+/**
+ * A photo whose lips are apart at rest: an open shape reaches the photo's own opening (and
+ * from there opens as a closed photo's would) at this openness; below it, lips come together.
+ */
+const OPEN_RAMP = 0.4;
+/** The chin comes up with the lower lip as the lips close: this share of its rise. */
+const CLOSING_CHIN_SHARE = 1;
 
 export interface ControlPoint {
   /** At rest (face coordinates of the mouth frame). */
   from: { u: number; v: number };
   /** In this shape. */
   to: { u: number; v: number };
+  /**
+   * Where the lips meet (a `seam`), the inner edge of one lip only: it steers the warp on its own
+   * side of the seam, not the other (the lips' inner edges meet there, and what lay between
+   * them, teeth and dark, is gone).
+   */
+  side?: 'upper' | 'lower';
+}
+
+/** Where closed lips meet: each side of it is warped from its own lip (no smear between). */
+export interface LipSeam {
+  /** The line between the lips, v(u), corner to corner. */
+  line: Curve;
+  uMin: number;
+  uMax: number;
 }
 
 export interface MouthOpening {
@@ -95,6 +126,8 @@ export interface MouthPoseGeometry {
   points: ControlPoint[];
   /** The new gap, where the inside of the mouth is synthesized; null when there is none. */
   opening: MouthOpening | null;
+  /** Where the lips meet, when this shape closes lips that the photo shows apart; else null. */
+  seam: LipSeam | null;
   /** How far the chin moved down, px. */
   jawDrop: number;
   /** Catalogue pixels to this mouth's pixels. */
@@ -136,6 +169,7 @@ export function mouthPose(
     full.openTop / Math.max(1e-6, full.openTop + full.openBottom),
   );
   const closes = LIP_CLOSURES.has(viseme);
+  const closedAtRest = opensAtRest(rest);
   const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
 
   /**
@@ -158,7 +192,16 @@ export function mouthPose(
       Math.max(MIN_DARK_SHARE * want, edge - upper - (lower - edge)),
     );
     const wide = closes ? want : Math.max(want, gap + darkLeast);
-    const target = gap + (wide - gap) * a;
+    // From the photo's own gap, as a closed photo opens. Where the photo shows its lips apart
+    // its rest is closed lips: the lip closures close from there, and every other shape opens
+    // from closed lips to the photo's own opening over the first OPEN_RAMP of its openness,
+    // then as far as a closed photo's would (measured from the closed rest, the cavity is as
+    // deep as before: the astronaut's AA at 0.6 is the same sprite).
+    const target = !closedAtRest
+      ? gap + (wide - gap) * a
+      : closes
+        ? wide * a
+        : (gap + (wide - gap) * a) * Math.min(1, a / OPEN_RAMP);
     let upperTo: number;
     let lowerTo: number;
     let edgeTo: number;
@@ -177,6 +220,7 @@ export function mouthPose(
       lowerTo = lower - close * (1 - CLOSE_UPPER_SHARE);
       edgeTo = upperTo + (gap > 0 ? ((edge - upper) * target) / gap : 0);
     }
+    const shut = target <= 0.05 && gap >= CLOSED_GAP;
     return {
       u,
       uTo: u * widen,
@@ -189,8 +233,11 @@ export function mouthPose(
       dark,
       /** The photo's teeth as shown in this shape (px). */
       teethShown: edgeTo - upperTo,
+      /** The lips meet here over what the photo shows between them. */
+      shut,
     };
   };
+  const sealed = inner(0).shut;
 
   const mid = inner(0);
   const upperRise = mid.upper - mid.upperTo;
@@ -216,9 +263,25 @@ export function mouthPose(
       });
     }
     const p = inner(t);
-    points.push({ from: { u: p.u, v: p.upper }, to: { u: p.uTo, v: p.upperTo } });
-    if (i === 0 || i === CONTOUR_SAMPLES - 1) continue;
-    points.push({ from: { u: p.u, v: p.lower }, to: { u: p.uTo, v: p.lowerTo } });
+    const atCorner = i === 0 || i === CONTOUR_SAMPLES - 1;
+    // Sealed, each lip meets the other a little inside its inner edge: the edge itself, as a
+    // landmark places it, may hold a sliver of the teeth or dark beside it.
+    const inset = sealed && !atCorner ? seamInset(mid.lower - mid.upper) : 0;
+    const upperFlesh = sealed ? Math.min(p.upper, teeth.lipEdges.upper.at(p.u)) : p.upper;
+    const lowerFlesh = sealed ? Math.max(p.lower, teeth.lipEdges.lower.at(p.u)) : p.lower;
+    points.push({
+      from: { u: p.u, v: upperFlesh - inset },
+      to: { u: p.uTo, v: p.upperTo },
+      ...(sealed && !atCorner ? { side: 'upper' as const } : {}),
+    });
+    if (atCorner) continue;
+    points.push({
+      from: { u: p.u, v: lowerFlesh + inset },
+      to: { u: p.uTo, v: p.lowerTo },
+      ...(sealed ? { side: 'lower' as const } : {}),
+    });
+    // Lips sealed: nothing of the photo between them shows, so nothing there steers the warp.
+    if (sealed) continue;
     // The parting at the teeth's lower edge, once for each side of it.
     if (p.edge - p.upper >= CLOSED_GAP) {
       points.push({ from: { u: p.u, v: p.edge - 0.01 }, to: { u: p.uTo, v: p.edgeTo } });
@@ -231,10 +294,17 @@ export function mouthPose(
     }
   }
   const lipDrop = Math.max(0, lowerDrop);
-  const jawDrop = Math.min(
-    maxJawDrop,
-    Math.max(lipDrop, Math.min(lipDrop * CHIN_SHARE, MAX_JAW_SHARE * (chinV - rest.noseBase))),
-  );
+  // Lips closing over an open photo's gap: the jaw carries the lower lip up (negative drop).
+  const jawDrop =
+    lowerDrop < 0
+      ? Math.max(lowerDrop * CLOSING_CHIN_SHARE, -MAX_JAW_SHARE * (chinV - rest.noseBase))
+      : Math.min(
+          maxJawDrop,
+          Math.max(
+            lipDrop,
+            Math.min(lipDrop * CHIN_SHARE, MAX_JAW_SHARE * (chinV - rest.noseBase)),
+          ),
+        );
   for (const j of rest.jaw) {
     points.push({
       from: { u: j.u, v: j.v },
@@ -246,6 +316,7 @@ export function mouthPose(
   const upper: { u: number; v: number }[] = [];
   const lower: { u: number; v: number }[] = [];
   const shown: { u: number; v: number }[] = [];
+  const seam: { u: number; v: number }[] = [];
   let open = false;
   const n = 17;
   for (let i = 0; i < n; i++) {
@@ -255,6 +326,7 @@ export function mouthPose(
     upper.push({ u: p.uTo, v: p.edgeTo });
     lower.push({ u: p.uTo, v: p.edgeTo + p.dark });
     shown.push({ u: p.uTo, v: p.teethShown });
+    seam.push({ u: p.uTo, v: (p.upperTo + p.lowerTo) / 2 });
   }
   const uMin = rest.innerMin * widen;
   const uMax = rest.innerMax * widen;
@@ -270,10 +342,30 @@ export function mouthPose(
           halfSpan: (uMax - uMin) / 2,
         }
       : null,
+    seam: sealed ? { line: new Curve(seam), uMin, uMax } : null,
     jawDrop,
     scale: k,
     shape,
   };
+}
+
+/**
+ * How far inside each lip's inner edge sealed lips meet (px), for a photo whose lips are `gap` px
+ * apart in the middle: the same all along, for the landmarks' inner contour runs inside the
+ * teeth towards the corners of a smile (Franck's, frame 3909: slivers of teeth stayed there).
+ */
+function seamInset(gap: number): number {
+  return Math.min(2, Math.max(0.75, 0.1 * gap));
+}
+
+/**
+ * Whether the photo shows its lips apart (taken mid-word, or a smile with teeth): then its mouth
+ * at rest is closed lips, made from it, not the photo's own.
+ */
+export function opensAtRest(rest: MouthShapeAtRest): boolean {
+  const chinV = rest.jaw.find((j) => j.index === 8)?.v ?? rest.noseBase;
+  const gap = rest.lowerInner.at(0) - rest.upperInner.at(0);
+  return gap > Math.max(CLOSED_GAP, OPEN_AT_REST_SHARE * (chinV - rest.noseBase));
 }
 
 /**

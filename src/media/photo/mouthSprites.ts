@@ -56,6 +56,17 @@ export function interiorSoftness(photoScale: number): number {
   return PIXEL_SOFTNESS * Math.sqrt(s * s - 1);
 }
 
+/**
+ * The shadow between closed lips: its darkest (a share of the light) and its width (sigma). At
+ * 0.22 the face detector read Franck's closed smile as apart (2.4 % of nose-to-chin, 2.2 % of
+ * the frames closed); at 0.35 his m, b and p read closed (1.2 to 1.7 %). Darker (0.5) counts as
+ * an open mouth's dark in measureMouthOpening: the sample6 crop's closed rest rose to 0.042.
+ */
+const SEAM_DARK = 0.35;
+const SEAM_WIDTH = 0.015;
+/** How much of the seam's shadow the red channel takes (a grey line read as painted). */
+const SEAM_RED_SHARE = 0.7;
+
 /** The sprite reaches this many times the chin's drop below the chin (the warp fades there). */
 const BELOW_CHIN = 2.6;
 
@@ -105,42 +116,44 @@ export function renderMouthSprite(
   const { mouth } = face;
   const { x: rx, y: ry, width: w, height: h } = rect;
   const out = new Float32Array(w * h * 3);
-  const targets: Vec[] = [];
-  const sources: Vec[] = [];
-  const fixed = (p: Vec) => {
-    targets.push(p);
-    sources.push(p);
-  };
-  for (let x = rx; x <= rx + w; x += BORDER_STEP) {
-    fixed({ x, y: ry });
-    fixed({ x, y: ry + h });
-  }
+  const fixed: Vec[] = [];
+  for (let x = rx; x <= rx + w; x += BORDER_STEP) fixed.push({ x, y: ry }, { x, y: ry + h });
   for (let y = ry + BORDER_STEP; y < ry + h; y += BORDER_STEP) {
-    fixed({ x: rx, y });
-    fixed({ x: rx + w, y });
+    fixed.push({ x: rx, y }, { x: rx + w, y });
   }
-  for (const i of NOSTRILS) fixed(at(face.landmarks, i));
-  for (const p of pose.points) {
-    targets.push(mouth.frame.toImage(p.to.u, p.to.v));
-    sources.push(mouth.frame.toImage(p.from.u, p.from.v));
-  }
-  const spline = new ThinPlateSpline(targets, sources, mouth.halfWidth, 2e-4);
-
-  // The map on a grid, then per pixel by bilinear interpolation.
+  for (const i of NOSTRILS) fixed.push(at(face.landmarks, i));
   const gw = Math.ceil(w / GRID) + 1;
   const gh = Math.ceil(h / GRID) + 1;
-  const gx = new Float32Array(gw * gh);
-  const gy = new Float32Array(gw * gh);
-  const q: Vec = { x: 0, y: 0 };
-  for (let j = 0; j < gh; j++) {
-    for (let i = 0; i < gw; i++) {
-      const px = rx + i * GRID + 0.5;
-      const py = ry + j * GRID + 0.5;
-      spline.map(px, py, q);
-      gx[j * gw + i] = q.x - px;
-      gy[j * gw + i] = q.y - py;
+  // The map on a grid (per pixel by bilinear interpolation), steered by the points of one side
+  // of the lips' seam only (or by all of them where there is none).
+  const grid = (side?: 'upper' | 'lower') => {
+    const targets: Vec[] = [...fixed];
+    const sources: Vec[] = [...fixed];
+    for (const p of pose.points) {
+      if (side && p.side && p.side !== side) continue;
+      targets.push(mouth.frame.toImage(p.to.u, p.to.v));
+      sources.push(mouth.frame.toImage(p.from.u, p.from.v));
     }
-  }
+    const spline = new ThinPlateSpline(targets, sources, mouth.halfWidth, 2e-4);
+    const gx = new Float32Array(gw * gh);
+    const gy = new Float32Array(gw * gh);
+    const q: Vec = { x: 0, y: 0 };
+    for (let j = 0; j < gh; j++) {
+      for (let i = 0; i < gw; i++) {
+        const px = rx + i * GRID + 0.5;
+        const py = ry + j * GRID + 0.5;
+        spline.map(px, py, q);
+        gx[j * gw + i] = q.x - px;
+        gy[j * gw + i] = q.y - py;
+      }
+    }
+    return { gx, gy };
+  };
+  const seam = pose.seam;
+  const above = grid(seam ? 'upper' : undefined);
+  const below = seam ? grid('lower') : above;
+  const seamShade = seam ? lipSeamShade(mouth.halfWidth, softness) : null;
+  const seamPixel = new Float32Array(3);
   const opening = pose.opening;
   const look = interiorLook(colours, teeth, pose);
   const colour = new Float32Array(3);
@@ -158,14 +171,48 @@ export function renderMouthSprite(
       const i0 = Math.min(gw - 2, Math.floor(fi));
       const ax = fi - i0;
       const k00 = j0 * gw + i0;
-      const dx = bilinear(gx, k00, gw, ax, ay);
-      const dy = bilinear(gy, k00, gw, ax, ay);
+      let dx = bilinear(above.gx, k00, gw, ax, ay);
+      let dy = bilinear(above.gy, k00, gw, ax, ay);
       const edge = Math.min(i + 0.5, j + 0.5, w - i - 0.5, h - j - 0.5);
       const taper = smoothstep(0, BORDER_TAPER, edge);
       const px = rx + i + 0.5;
       const py = ry + j + 0.5;
       const o = (j * w + i) * 3;
+      let shade = 1;
+      let lowerColour = 0;
+      if (seam && seamShade) {
+        // Above the seam the upper lip's map, below it the lower lip's: a pixel's step between
+        // the lips, widening beyond their inner corners into a smooth blend over the cheeks
+        // (the two maps agree there: no seam in the skin).
+        const f = mouth.frame.toFace({ x: px, y: py });
+        const s = f.v - seam.line.at(clamp(f.u, seam.uMin, seam.uMax));
+        const outside = Math.max(0, f.u - seam.uMax, seam.uMin - f.u);
+        const wBelow = clamp(s / (1 + 2 * outside) + 0.5, 0, 1);
+        const lx = bilinear(below.gx, k00, gw, ax, ay);
+        const ly = bilinear(below.gy, k00, gw, ax, ay);
+        if (outside > 0 || wBelow <= 0 || wBelow >= 1) {
+          dx += (lx - dx) * wBelow;
+          dy += (ly - dy) * wBelow;
+        } else {
+          // On the seam between the lips: each lip's own colour, mixed. Their maps, mixed, would
+          // point between the lips, at the teeth the seam hides (a light line along it).
+          sampleInto(canvas, px + lx * taper + offset, py + ly * taper + offset, seamPixel, 0);
+          lowerColour = wBelow;
+        }
+        shade = seamShade(f.u, s, seam);
+      }
       sampleInto(canvas, px + dx * taper + offset, py + dy * taper + offset, out, o);
+      if (lowerColour > 0) {
+        for (let c = 0; c < 3; c++) {
+          out[o + c] = lerp(out[o + c] as number, seamPixel[c] as number, lowerColour);
+        }
+      }
+      if (shade < 1) {
+        // The shadow between lips is the lips' own red darkened, not grey: red keeps more.
+        out[o] = (out[o] as number) * (1 - (1 - shade) * SEAM_RED_SHARE);
+        out[o + 1] = (out[o + 1] as number) * shade;
+        out[o + 2] = (out[o + 2] as number) * shade;
+      }
       if (!opening || !box) continue;
       if (px < box.x0 || px > box.x1 || py < box.y0 || py > box.y1) continue;
       const f = mouth.frame.toFace({ x: px, y: py });
@@ -206,6 +253,24 @@ export function renderMouthSprite(
     }
   }
   return out;
+}
+
+/**
+ * Closed lips pressed together: a thin shadow along the line where they meet, as dark as the
+ * lips' own fold, softened like the photo, fading towards the corners (where the lips' own
+ * corner shadow is in the photo). A multiplier of the warped photo's pixel.
+ */
+function lipSeamShade(
+  halfWidth: number,
+  softness: number,
+): (u: number, fromSeam: number, seam: NonNullable<MouthPoseGeometry['seam']>) => number {
+  const sigma = Math.hypot(Math.max(0.6, SEAM_WIDTH * halfWidth), softness);
+  return (u, fromSeam, seam) => {
+    if (Math.abs(fromSeam) > sigma * 4) return 1;
+    const t = ((u - seam.uMin) / (seam.uMax - seam.uMin)) * 2 - 1;
+    const along = smoothstep(1.2, 0.8, Math.abs(t)) * (0.6 + 0.4 * (1 - Math.min(1, t * t)));
+    return 1 - SEAM_DARK * along * Math.exp(-(fromSeam * fromSeam) / (2 * sigma * sigma));
+  };
 }
 
 /**

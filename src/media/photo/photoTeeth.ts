@@ -18,6 +18,12 @@ export interface PhotoTeeth {
   readonly colour: Colour;
   /** The darkest of the inside of the mouth when the photo shows some, else undefined. */
   readonly dark: Colour | undefined;
+  /**
+   * The lips' own inner edges, v(u): where their flesh ends and the teeth or the dark begin. The
+   * landmarks' inner contour may lie a few px inside the teeth (a thin upper lip over a broad
+   * smile, Chuck Norris's); lips closed over the teeth meet at these edges instead.
+   */
+  readonly lipEdges: { upper: Curve; lower: Curve };
 }
 
 /** Teeth must be found in this many columns (px) to count. */
@@ -30,6 +36,12 @@ const MIN_TEETH_LUMA = 170;
 const UPPER_TEETH_START = 0.6;
 /** Teeth must stand out from the lips by at least this much luma to count at all. */
 const MIN_TEETH_CONTRAST = 18;
+/**
+ * Finding the lips' own inner edges: brighter than the lips by this share of the teeth over them
+ * is teeth (or a pixel partly teeth), darker than this share of the lips is the mouth's dark.
+ */
+const EDGE_TEETH_SHARE = 0.25;
+const EDGE_DARK_SHARE = 0.65;
 
 /** `offset`: where frame pixel (0, 0) is in the canvas. */
 export function measurePhotoTeeth(
@@ -94,6 +106,32 @@ export function measurePhotoTeeth(
     points.push({ u, v: fit ? Math.min(bottom, Math.max(top, fit(u))) : top });
   }
 
+  // The lips' own inner edges: from each inner landmark contour into the lip, past whatever is
+  // teeth-bright or mouth-dark, up to half the lip's thickness.
+  // A pixel half teeth and half lip counts as teeth: nothing of them may stay between closed lips.
+  const teethLike = lipLuma + EDGE_TEETH_SHARE * (bright - lipLuma);
+  const notLip = (u: number, v: number) => {
+    const l = columnLuma(u, v);
+    return (shown && l >= teethLike) || l < lipLuma * EDGE_DARK_SHARE;
+  };
+  const upperEdge: { u: number; v: number }[] = [];
+  const lowerEdge: { u: number; v: number }[] = [];
+  for (let i = 0; i <= knots; i++) {
+    const u = innerMin + (i / knots) * (innerMax - innerMin);
+    const top = mouth.upperInner.at(u);
+    const bottom = Math.max(top, mouth.lowerInner.at(u));
+    let up = top;
+    const upTo = top - 0.5 * Math.max(0, top - mouth.upperOuter.at(u));
+    while (up - 0.5 >= upTo && notLip(u, up - 0.5)) up -= 0.5;
+    let down = bottom;
+    const downTo = bottom + 0.5 * Math.max(0, mouth.lowerOuter.at(u) - bottom);
+    while (down + 0.5 <= downTo && notLip(u, down + 0.5)) down += 0.5;
+    upperEdge.push({ u, v: up });
+    lowerEdge.push({ u, v: down });
+  }
+  smoothEdge(upperEdge, Math.min);
+  smoothEdge(lowerEdge, Math.max);
+
   const teethPixels = inside.filter((c) => luma(...c) >= threshold);
   const darkPixels = inside
     .filter((c) => luma(...c) < lipLuma * 0.55)
@@ -106,7 +144,23 @@ export function measurePhotoTeeth(
       darkPixels.length >= 6
         ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
         : undefined,
+    lipEdges: { upper: new Curve(upperEdge), lower: new Curve(lowerEdge) },
   };
+}
+
+/**
+ * An edge found column by column, made smooth: each knot the furthest into the lip of itself and
+ * its neighbours (`furthest`: min up, max down), then the mean of three (no steps along the
+ * line where closed lips meet).
+ */
+function smoothEdge(edge: { u: number; v: number }[], furthest: (...v: number[]) => number): void {
+  const v = edge.map((p) => p.v);
+  const spread = v.map((x, i) => furthest(x, v[i - 1] ?? x, v[i + 1] ?? x));
+  for (let i = 0; i < edge.length; i++) {
+    const a = spread[i - 1] ?? spread[i]!;
+    const b = spread[i + 1] ?? spread[i]!;
+    edge[i]!.v = (a + spread[i]! + b) / 3;
+  }
 }
 
 /**

@@ -22,12 +22,14 @@ import {
 
 /** The widest-open frame: AA (the widest jaw of every shape) at full openness. */
 export const WIDEST: StillPose = { mouth: { viseme: 'AA', openness: 1 } };
-/** The frames of a contact sheet: rest, open, rounded, blink. */
+/** The frames of a contact sheet: rest, open, rounded, a bilabial, blink. */
 export const SHEET_POSES: [string, StillPose][] = [
   ['rest', {}],
   ['open (AA)', WIDEST],
   ['rounded (O)', { mouth: { viseme: 'O', openness: 1 } }],
   ['rounded (U)', { mouth: { viseme: 'U', openness: 1 } }],
+  // As a session shows an m, b or p: the closure's openness while the vowel before it releases.
+  ['bilabial (MBP)', { mouth: { viseme: 'MBP', openness: 0.4 } }],
   ['blink', { lid: 1 }],
 ];
 
@@ -148,6 +150,7 @@ export function figuresRow(f: MouthFigures): Record<string, string> {
 export async function contactSheet(
   rows: { name: string; built: BuiltPortrait }[],
   tile = 200,
+  { mouth = false }: { mouth?: boolean } = {},
 ): Promise<Buffer> {
   const label = 18;
   const composites: OverlayOptions[] = [];
@@ -155,12 +158,11 @@ export async function contactSheet(
   for (let r = 0; r < rows.length; r++) {
     const { name, built } = rows[r]!;
     const { x, y, width, height } = built.face;
-    const side = Math.min(512, Math.round(Math.max(width, height) * 1.25));
+    // The face, or (mouth) the mouth and chin: a square a little over half the face wide.
+    const side = Math.min(512, Math.round(Math.max(width, height) * (mouth ? 0.55 : 1.25)));
     const left = Math.max(0, Math.min(512 - side, Math.round(x + width / 2 - side / 2)));
-    const top = Math.max(
-      0,
-      Math.min(512 - side, Math.round(y + height / 2 - side / 2 + 0.08 * side)),
-    );
+    const centreY = mouth ? y + 0.8 * height : y + height / 2 + 0.08 * side;
+    const top = Math.max(0, Math.min(512 - side, Math.round(centreY - side / 2)));
     composites.push({
       input: textLine(`${name}`, tile * SHEET_POSES.length, label),
       left: 0,
