@@ -22,6 +22,7 @@ import { mouthPose } from './mouthMotion.js';
 import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
+import { measureMouthSurface } from './mouthInterior.js';
 import { floatPicture, type FloatPicture } from './warp.js';
 
 /**
@@ -106,11 +107,19 @@ export function buildPhotoAtlas(
   }
   const eyesDone = performance.now();
 
-  const softness = interiorSoftness(photoScale);
+  // The inside's edges as soft as the lips' own outer edges (less the drawn edge's own 1 px
+  // ramp, a sigma of about 0.3 px), and as soft as the photo's pixels at least; its grain the
+  // skin's.
+  const surface = measureMouthSurface(canvas, CANVAS_MARGIN, face);
+  const softness = Math.max(
+    interiorSoftness(photoScale),
+    Math.sqrt(Math.max(0, surface.lipEdge ** 2 - 0.09)),
+  );
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness,
+      grain: surface.grain,
     });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };
