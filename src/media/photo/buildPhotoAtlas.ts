@@ -44,6 +44,13 @@ const SPRITE_MARGIN = 6;
  */
 const PHOTO_BLEND = { minDelta: 6, joinGap: 1 };
 
+/**
+ * The inside's edge is this many times as wide as the lips' outer edge: the step from a lip to
+ * the dark of the mouth is taller than from skin to lip, and at the outer edge's width it was
+ * steeper than in real open mouths of the set (Bill Murray's, 3.2 times his outer edge's).
+ */
+const INNER_EDGE = 1.3;
+
 export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
   /** The neutral frame as RGB (the preview). */
@@ -113,7 +120,7 @@ export function buildPhotoAtlas(
   const surface = measureMouthSurface(canvas, CANVAS_MARGIN, face);
   const softness = Math.max(
     interiorSoftness(photoScale),
-    Math.sqrt(Math.max(0, surface.lipEdge ** 2 - 0.09)),
+    Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09)),
   );
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);

@@ -86,6 +86,27 @@ function relative(band: Band, mean: Colour, t: number, y: number, out: Float32Ar
   }
 }
 
+let rowLumas: Float32Array | undefined;
+/** The mean luma of the real cavity's row at y (0..1 down the band), interpolated. */
+function cavityRowLuma(y: number): number {
+  const { rows, columns } = CAVITY;
+  if (!rowLumas) {
+    const tex = realMouth();
+    rowLumas = new Float32Array(rows.to - rows.from);
+    for (let r = rows.from; r < rows.to; r++) {
+      let sum = 0;
+      for (let k = columns.from; k < columns.to; k++) {
+        const i = (r * REAL_MOUTH_COLUMNS + k) * 3;
+        sum += luma(tex[i] as number, tex[i + 1] as number, tex[i + 2] as number);
+      }
+      rowLumas[r - rows.from] = sum / (columns.to - columns.from);
+    }
+  }
+  const f = clamp(clamp(y, 0, 1) * rowLumas.length - 0.5, 0, rowLumas.length - 1.001);
+  const i = Math.floor(f);
+  return (rowLumas[i] as number) * (1 - (f - i)) + (rowLumas[i + 1] as number) * (f - i);
+}
+
 /** Real teeth at t and y (0 under the lip, 1 at their tips), relative to their mean colour. */
 export function realTeeth(t: number, y: number, out: Float32Array): void {
   relative(TEETH, realMouthMeans().teeth, t, y, out);
@@ -98,14 +119,20 @@ export function realTeeth(t: number, y: number, out: Float32Array): void {
 export function realCavityShade(t: number, y: number, out: Float32Array): number {
   relative(CAVITY, realMouthMeans().cavity, t, y, out);
   const m = realMouthMeans().cavity;
+  // Against its row's mean: the real mouth's light from top to bottom is not kept (the depth of
+  // the cavity is shaded by the opening's own top-to-bottom law, in mouthSprites.ts).
   return clamp(
-    luma(out[0]! * m[0], out[1]! * m[1], out[2]! * m[2]) / Math.max(1, luma(...m)),
+    luma(out[0]! * m[0], out[1]! * m[1], out[2]! * m[2]) / Math.max(1, cavityRowLuma(y)),
     0.6,
     1.5,
   );
 }
 
-/** A colour with its HSV saturation brought down to `at most` (its value kept). */
+/**
+ * A colour with its HSV saturation brought down to `atMost`, its luma kept (a colour made greyer
+ * at the same value is lighter: the dark of the mouth came out a third lighter, and the band
+ * under the upper lip no longer darker than the middle on two portraits).
+ */
 export function desaturated(c: Colour, atMost: number): Colour {
   const max = Math.max(...c);
   const min = Math.min(...c);
@@ -113,7 +140,9 @@ export function desaturated(c: Colour, atMost: number): Colour {
   const s = (max - min) / max;
   if (s <= atMost) return c;
   const k = atMost / s;
-  return [max - (max - c[0]) * k, max - (max - c[1]) * k, max - (max - c[2]) * k];
+  const grey: Colour = [max - (max - c[0]) * k, max - (max - c[1]) * k, max - (max - c[2]) * k];
+  const f = luma(...c) / Math.max(1e-6, luma(...grey));
+  return [grey[0] * f, grey[1] * f, grey[2] * f];
 }
 
 /**
