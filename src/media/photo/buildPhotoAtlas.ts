@@ -115,12 +115,14 @@ export function buildPhotoAtlas(
   const eyesDone = performance.now();
 
   // The inside's edges as soft as the lips' own outer edges (less the drawn edge's own 1 px
-  // ramp, a sigma of about 0.3 px), and as soft as the photo's pixels at least; its grain the
-  // skin's.
+  // ramp, a sigma of about 0.3 px) in a photo scaled up, and as soft as its pixels at least; its
+  // grain the skin's. A photo at or above the frame's resolution keeps the drawn edge: blurred
+  // as its lips (0.65 px on face-api sample6), a smile's thin opening no longer read as open
+  // (the dark share of its mouth region at AA 0.6 went from 0.057 to 0.024).
   const surface = measureMouthSurface(canvas, CANVAS_MARGIN, face);
   const softness = Math.max(
     interiorSoftness(photoScale),
-    Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09)),
+    photoScale > 1 ? Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09)) : 0,
   );
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);

@@ -124,7 +124,9 @@ export function realCavityShade(t: number, y: number, out: Float32Array): number
   return clamp(
     luma(out[0]! * m[0], out[1]! * m[1], out[2]! * m[2]) / Math.max(1, cavityRowLuma(y)),
     0.6,
-    1.5,
+    // Lighter than the opening's own shading at most a little: a thin opening (a smile's) is all
+    // near its edges, and lightened it no longer reads as open (face-api sample6's AA at 0.6).
+    1.15,
   );
 }
 

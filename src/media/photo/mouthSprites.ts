@@ -342,11 +342,7 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
   );
   return {
     cavity,
-    // The lips' edge in shade, lighter than the dark beyond it (never a dark rim round it).
-    lipEdge: desaturated(
-      scaled(lip, Math.max(0.3, (1.2 * luma(...cavity)) / Math.max(1, luma(...lip)))),
-      0.5,
-    ),
+    lipEdge: desaturated(scaled(lip, 0.3), 0.5),
     teeth: photo.colour,
     tongueColour: desaturated(tongue, 0.45),
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
