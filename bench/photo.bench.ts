@@ -6,9 +6,10 @@
  *   frame cost of the renderer on a photo atlas and on a stock atlas (speaking mouth poses);
  *   the mouth as a viewer sees it, per usable portrait of the labelled set (issue 31): identity
  *   of the widest-open frame, chin drop, the inner mouth's top band against its middle, the
- *   upper teeth kept, and the share of frames with closed lips while it says a sentence full
- *   of p, b and m (issue 43); BENCH_PHOTO_SHEET=file.png also writes their contact sheet there
- *   and one of the mouth up close (3x) beside it;
+ *   upper teeth kept, the share of frames with closed lips while it says a sentence full of p,
+ *   b and m, and up close (issue 43) the flat share, the inner / outer lip edge and the dark's
+ *   saturation beside their range on the set's real open mouths; BENCH_PHOTO_SHEET=file.png
+ *   also writes their contact sheet there and one of the mouth up close (3x) beside it;
  *   CPU per speaking session in a real room, photo vs stock, 1 and 4 sessions at once.
  * Run through `npm run bench -- photo` (the sessions need the benchmark network namespace).
  */
@@ -39,7 +40,8 @@ import {
 } from '../test/media/photo/mouthFigures.js';
 import { CLOSED_FRAMES_GOAL, measureLipClosure } from '../test/media/photo/lipClosure.js';
 import { AvatarClient } from '../test/media/session/avatarClient.js';
-import { usablePortraits } from '../test/support/portraitSet.js';
+import { rangeOf, rangeRow, realMouths, upCloseFailures } from '../test/support/mouthUpClose.js';
+import { openMouthedPortraits, usablePortraits } from '../test/support/portraitSet.js';
 import { QUICK, median, recordFigures, rounds as roundsOf } from './support/figures.js';
 
 if (QUICK) {
@@ -91,10 +93,18 @@ await timeBuild('1920x1537 group photo, 4 faces (JPEG)', group, rounds);
 // ---- the mouth as a viewer sees it ---------------------------------------------------------------
 const mouthTable: Record<string, Record<string, string>> = {};
 const sheetRows: { name: string; built: BuiltPortrait }[] = [];
+// Up close (issue 43): held to the range of the real open mouths of the set.
+const upCloseRange = rangeOf(
+  (await realMouths(await openMouthedPortraits())).map((m) => m.figures),
+);
+mouthTable['REAL OPEN MOUTHS (range)'] = rangeRow(upCloseRange);
 for (const [i, portrait] of (await usablePortraits()).entries()) {
   try {
     const built = await measurePortrait(portrait.bytes, `bench-mouth-${i}`);
-    const failures = mouthFailures(built.figures);
+    const failures = [
+      ...mouthFailures(built.figures),
+      ...upCloseFailures(built.figures.upClose, upCloseRange),
+    ];
     const lips = await measureLipClosure(built.atlas);
     if (!(lips.closedShare >= CLOSED_FRAMES_GOAL)) {
       failures.push(`closed lips in ${(lips.closedShare * 100).toFixed(1)} % of frames`);

@@ -22,6 +22,7 @@ import { mouthPose } from './mouthMotion.js';
 import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
+import { measureMouthSurface } from './mouthInterior.js';
 import { floatPicture, type FloatPicture } from './warp.js';
 
 /**
@@ -42,6 +43,13 @@ const SPRITE_MARGIN = 6;
  * below the grain), which halves the work per frame.
  */
 const PHOTO_BLEND = { minDelta: 6, joinGap: 1 };
+
+/**
+ * The inside's edge is this many times as wide as the lips' outer edge: the step from a lip to
+ * the dark of the mouth is taller than from skin to lip, and at the outer edge's width it was
+ * steeper than in real open mouths of the set (Bill Murray's, 3.2 times his outer edge's).
+ */
+const INNER_EDGE = 1.3;
 
 export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
@@ -106,11 +114,21 @@ export function buildPhotoAtlas(
   }
   const eyesDone = performance.now();
 
-  const softness = interiorSoftness(photoScale);
+  // The inside's edges as soft as the lips' own outer edges (less the drawn edge's own 1 px
+  // ramp, a sigma of about 0.3 px) in a photo scaled up, and as soft as its pixels at least; its
+  // grain the skin's. A photo at or above the frame's resolution keeps the drawn edge: blurred
+  // as its lips (0.65 px on face-api sample6), a smile's thin opening no longer read as open
+  // (the dark share of its mouth region at AA 0.6 went from 0.057 to 0.024).
+  const surface = measureMouthSurface(canvas, CANVAS_MARGIN, face);
+  const softness = Math.max(
+    interiorSoftness(photoScale),
+    photoScale > 1 ? Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09)) : 0,
+  );
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness,
+      grain: surface.grain,
     });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };

@@ -2,6 +2,14 @@ import { FRAME_HEIGHT, type Rect } from '../render/index.js';
 import { luma, type Colour, type FaceColours } from './faceColours.js';
 import { NOSTRILS, at } from './landmarks.js';
 import type { MouthPoseGeometry } from './mouthMotion.js';
+import {
+  CAVITY_SATURATION,
+  desaturated,
+  grainAt,
+  realCavityShade,
+  realMouthMeans,
+  realTeeth,
+} from './mouthInterior.js';
 import type { PhotoTeeth } from './photoTeeth.js';
 import { evenRectAround, type PhotoFace } from './photoFace.js';
 import {
@@ -111,7 +119,7 @@ export function renderMouthSprite(
   pose: MouthPoseGeometry,
   colours: FaceColours,
   teeth: PhotoTeeth,
-  { softness = 0 }: { softness?: number } = {},
+  { softness = 0, grain = 0 }: { softness?: number; grain?: number } = {},
 ): Float32Array {
   const { mouth } = face;
   const { x: rx, y: ry, width: w, height: h } = rect;
@@ -247,8 +255,11 @@ export function renderMouthSprite(
     for (let k = 0; k < w * h; k++) {
       const a = cover[k] as number;
       if (a <= 0) continue;
+      // The photo's own grain on what is drawn (a fixed pattern per frame pixel: no flicker).
+      const noise = grain > 0 ? grain * a * grainAt(rx + (k % w), ry + Math.floor(k / w)) : 0;
       for (let c = 0; c < 3; c++) {
-        out[k * 3 + c] = (out[k * 3 + c] as number) * (1 - a) + (inside[k * 3 + c] as number);
+        out[k * 3 + c] =
+          (out[k * 3 + c] as number) * (1 - a) + (inside[k * 3 + c] as number) + noise;
       }
     }
   }
@@ -380,12 +391,25 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
   const shaded = scaled(lipDark, darker);
   const own = photo.dark ? luma(...photo.dark) : Infinity;
   const black = Math.min(own, luma(...c.pupil)) / CAVITY_TOP_SHADE;
-  const cavity = scaled(shaded, Math.max(1, black / Math.max(1, luma(...shaded))));
+  const lit = scaled(shaded, Math.max(1, black / Math.max(1, luma(...shaded))));
+  // Its colour: a real mouth's dark (half the real cavity's, half the lips' in shade), at the
+  // depth found above, with little saturation (a real mouth's dark is near grey; a darkened lip
+  // colour read as maroon paint).
+  const real = realMouthMeans().cavity;
+  const hue: Colour = [
+    (real[0] + lipDark[0]) / 2,
+    (real[1] + lipDark[1]) / 2,
+    (real[2] + lipDark[2]) / 2,
+  ];
+  const cavity = desaturated(
+    scaled(hue, luma(...lit) / Math.max(1, luma(...hue))),
+    CAVITY_SATURATION,
+  );
   return {
     cavity,
-    lipEdge: scaled(lip, 0.3),
+    lipEdge: desaturated(scaled(lip, 0.3), 0.5),
     teeth: photo.colour,
-    tongueColour: tongue,
+    tongueColour: desaturated(tongue, 0.45),
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
     upperTeeth: shape.upperTeeth * scale * 0.85,
@@ -429,6 +453,9 @@ function teethProfile(t: number): number {
   return smoothstep(0.88, 0.55, Math.abs(t));
 }
 
+/** Scratch for interiorColour's real mouth samples (one render at a time per thread). */
+const REAL_DETAIL = new Float32Array(3);
+
 function interiorColour(
   u: number,
   v: number,
@@ -441,16 +468,21 @@ function interiorColour(
   const t = across(u, opening);
   const height = bottom - top;
   const light = lerp(look.lightLeft, look.lightRight, (t + 1) / 2);
-  const paint = (c: Colour, cover: number, shade = 1) => {
+  // `detail`: a real mouth's light and shade at this point, per channel (1: its mean).
+  const detail = REAL_DETAIL;
+  const paint = (c: Colour, cover: number, shade = 1, real?: Float32Array) => {
     if (cover <= 0) return;
-    for (let k = 0; k < 3; k++) out[k] = lerp(out[k] as number, c[k]! * shade, cover);
+    for (let k = 0; k < 3; k++) {
+      out[k] = lerp(out[k] as number, c[k]! * shade * (real ? (real[k] as number) : 1), cover);
+    }
   };
   // The cavity: in the shade of the upper lip and teeth at the top, a little lighter below and
-  // against the lips.
+  // against the lips, shaded as a real mouth's dark is.
   const fromEdge = Math.min(v - top, bottom - v);
   const near = Math.exp(-Math.max(0, fromEdge) / 1.2) * 0.35;
+  const down = clamp((v - top) / Math.max(1, height), 0, 1);
   const depth =
-    CAVITY_TOP_SHADE + (1 - CAVITY_TOP_SHADE) * clamp((v - top) / Math.max(1, height), 0, 1);
+    (CAVITY_TOP_SHADE + (1 - CAVITY_TOP_SHADE) * down) * realCavityShade(t, down, detail);
   for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, near);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {
@@ -459,10 +491,11 @@ function interiorColour(
     // Its top lies in shadow, its front catches the light.
     paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), 0.55 + 0.45 * Math.sqrt(below));
   }
-  // Lower teeth, in the shade of the upper lip.
+  // Lower teeth, in the shade of the upper lip: a real row of teeth, tips up.
   const lower = look.lowerTeeth * teethProfile(t);
   if (lower > 0) {
-    paint(look.teeth, clamp(v - (bottom - lower) + 0.5, 0, 1), 0.68 * (1 - 0.3 * t * t));
+    realTeeth(t, (bottom - v) / lower, detail);
+    paint(look.teeth, clamp(v - (bottom - lower) + 0.5, 0, 1), 0.68 * (1 - 0.3 * t * t), detail);
   }
   // The tongue's tip, between the teeth (th) or behind the upper teeth (l).
   if (look.tongueTip > 0) {
@@ -472,16 +505,13 @@ function interiorColour(
     const d = Math.hypot(t / ru, (v - cv) / rv);
     paint(look.tongueColour, clamp((1 - d) * rv + 0.5, 0, 1), 1.1);
   }
-  // Upper teeth, just below the upper lip, with faint gaps between the front teeth.
+  // Upper teeth, just below the upper lip: a real row of teeth (their gaps, their tips' shade)
+  // in the photo's teeth colour.
   const upper = synthesizedUpperTeeth(u, opening, look) * teethProfile(t);
   if (upper > 0) {
-    const gap = [0, -0.27, 0.27].some((g) => Math.abs(t - g) * opening.halfSpan < 0.4);
     const underLip = v - top < 1 ? 0.8 : 1;
-    paint(
-      look.teeth,
-      clamp(top + upper - v + 0.5, 0, 1),
-      (1 - 0.38 * t * t) * underLip * (gap ? 0.9 : 1),
-    );
+    realTeeth(t, (v - top) / upper, detail);
+    paint(look.teeth, clamp(top + upper - v + 0.5, 0, 1), (1 - 0.38 * t * t) * underLip, detail);
   }
   out[0] = (out[0] as number) * light;
   out[1] = (out[1] as number) * light;

@@ -19,6 +19,7 @@ import {
   lumaOf,
   upperTeethHeight,
 } from '../../support/faceQuality.js';
+import { upCloseFigures, upCloseRow, type UpCloseFigures } from '../../support/mouthUpClose.js';
 
 /** The widest-open frame: AA (the widest jaw of every shape) at full openness. */
 export const WIDEST: StillPose = { mouth: { viseme: 'AA', openness: 1 } };
@@ -52,6 +53,8 @@ export interface MouthFigures {
   /** Upper teeth under the upper lip, px: at rest and in the widest-open frame. */
   teethAtRest: number;
   teethOpen: number;
+  /** The widest-open frame up close (issue 43): flat pixels, edge steepness, dark saturation. */
+  upClose: UpCloseFigures;
 }
 
 export interface BuiltPortrait {
@@ -94,7 +97,8 @@ export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promi
   if (!photo || !rest || !open) {
     throw new Error(`face recognition found no face in ${missing.filter(Boolean).join(', ')}`);
   }
-  const openLuma = frameLuma(openFrame);
+  const openRgb = i420ToRgb({ width: 512, height: 512, data: openFrame });
+  const openLuma = lumaOf(openRgb);
   const restLuma = frameLuma(restFrame);
   const bands = innerMouthBands(openLuma, 512, open.landmarks);
   return {
@@ -108,6 +112,7 @@ export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promi
       middle: bands.middle,
       teethAtRest: upperTeethHeight(restLuma, 512, rest.landmarks),
       teethOpen: upperTeethHeight(openLuma, 512, open.landmarks),
+      upClose: upCloseFigures(openRgb, 512, 512, open.landmarks),
     },
   };
 }
@@ -140,6 +145,7 @@ export function figuresRow(f: MouthFigures): Record<string, string> {
     'chin drop (>= 4 %)': `${(f.chinDrop * 100).toFixed(1)} %`,
     'inner mouth top / middle': `${f.top.toFixed(0)} / ${f.middle.toFixed(0)}`,
     'upper teeth rest / open, px': `${f.teethAtRest.toFixed(1)} / ${f.teethOpen.toFixed(1)}`,
+    ...upCloseRow(f.upClose),
   };
 }
 
