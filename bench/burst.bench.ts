@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A burst of creates against keys at their cap, as a retry storm sends them (issue 34): three
  * keys with a cap of 3, 300 `POST /v1/sessions` at once, and `GET /healthz` probed every 20 ms

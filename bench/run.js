@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm run bench`: runs every bench/*.bench.ts with tsx, one after another, and prints their
 // tables. Benchmarks that use WebRTC need a non-loopback address, so when run as root this creates
 // a private network namespace (test/netns.js, as `npm test` does) and runs them inside it with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm run bench -- startup`: how long `visage dev` takes to start, as a user runs it
 // (bin/visage.js, the build in dist/), on a fresh data directory (cold: the database is made,
 // from the template `npm ci` prepared, and the avatars are drawn) and again on the same one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Speech latency per TTS engine: speak -> first audible audio at a WebRTC subscriber, and for
  * the cloning providers the same minus the provider's own first-chunk delay (set in the

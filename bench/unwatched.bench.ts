@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What unwatched avatars cost `visage dev`, measured from outside as an operator would: a fresh
 // data directory, a key made with the CLI, `visage dev` started, N sessions created that nobody
 // joins, then the CPU of its whole process tree (API, media workers, embedded LiveKit) over a

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Thin launcher: the CLI is built by `npm ci` (the `prepare` script runs tsup).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * `visage`: the package entry. The LiveKit Agents plugin (`AvatarSession`, which registers
  * itself with the agents framework on import) and the typed client of the Visage API.

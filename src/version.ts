@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import pkg from '../package.json' with { type: 'json' };
 
 /** The package version, reported by `/healthz`, the OpenAPI document and `visage --version`. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Runs one command inside a private test network namespace, as `npm test` runs vitest:
 //   node test/inNetns.js npx vitest run test/media/session/avatarInputs.test.ts
 // For working on one WebRTC suite without the static checks and the rest of the run. Root only.

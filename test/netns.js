@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A private network namespace for WebRTC tests and benchmarks (libwebrtc ignores loopback
 // interfaces, so they need a non-loopback address, and their traffic must stay on this machine).
 // Used by test/run.js (`npm test`) and bench/run.js (`npm run bench`).

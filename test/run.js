@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm test`: static checks, then every vitest suite.
 //
 // WebRTC suites need a non-loopback address (libwebrtc ignores loopback interfaces). When run as

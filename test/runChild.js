@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Runs a command with inherited stdio, forwarding Ctrl-C / SIGTERM to it (so a namespace's
 // cleanup in the parent still runs), and resolves with its exit code.
 import { spawn } from 'node:child_process';

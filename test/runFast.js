@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm run test:fast`: the tests a developer runs on every change, in a couple of minutes. Unit
 // tests and in-process HTTP tests (a real server and the embedded database in this process);
 // not the suites that need WebRTC (the test network namespace), a browser, PostgreSQL, child

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The bench's side of a Visage node (bench/support/visageNode.ts) in its own process: the
  * embedded LiveKit server in a child process, the API, and `workers` media worker processes

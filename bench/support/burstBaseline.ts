@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { BurstFigures } from './createBurst.js';
 
 /** What a run before the fast refusal gave, printed beside today's figures. */

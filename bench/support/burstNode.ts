@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The node of the burst bench (bench/burst.bench.ts), in its own process as `visage dev` runs:
  * the embedded database, the embedded LiveKit server in its own process on the namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A burst of session creates against keys at a small cap (a retry storm looks like this), with a
  * health probe beside it: every create is sent at once, spread over the keys and the nodes, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The dev server alone in its own process, so that the benchmark measures its CPU time without
 // the clients' (rtc-node's native threads would otherwise count too). Forked by
 // bench/devserver.bench.ts with an IPC channel: it answers `cpu` with its process CPU time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every benchmark reports, besides its printed table: its figures as plain numbers, so that
 // `npm run bench` can write one JSON object of the whole run (BENCH_JSON=file) for a script to
 // compare two runs. bench/run.js names the file each benchmark appends to.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A logger for a Visage the bench runs: warnings and worse go to stderr; the speech player's
  * "first audio handed to LiveKit" lines (info) are kept by utterance id, for the per-stage

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * HTTP/1.1 requests on connections opened beforehand, timed from the request's first byte
  * written to its answer's last byte read, by a client that does next to nothing: the request's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the

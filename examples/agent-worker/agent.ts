@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A conversational bot worker: LiveKit Agents + the Visage plugin + an LLM through the `openai`
 // package. Without an STT the user talks to it by text chat (`lk.chat` text streams, which
 // LiveKit frontends send); the avatar speaks every reply in its own voice.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The offline stand-in for an LLM (`agent.ts dev --offline`): it greets, then says back what the
 // user typed. No network, no API key: a newcomer sees the whole loop (dispatch, the avatar
 // joining, a typed message, the avatar answering) before wiring up a real model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's own page: a user joins a room of the agent's LiveKit server, which dispatches the
 // worker (agent.ts) into it; the page shows and plays the avatar, shows the conversation as
 // LiveKit's components do (the agent's `lk.transcription` streams, word by word as the avatar

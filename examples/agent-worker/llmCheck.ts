@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Before the worker registers: is an LLM there at all? Without one the avatar would join and
 // never speak, with nothing in the log. A TCP connection to the endpoint is enough to tell (it
 // costs no tokens); a refused key or an unknown model is reported on the first turn instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smallest agent with a Visage face, as in the README's agent quick start: it greets whoever
 // joins a room. Runs offline against `visage dev` (no LLM, no STT, no LiveKit Cloud):
 // In this checkout:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A minimal agents `llm.LLM` over the `openai` package, so the example runs against any
 // OpenAI-compatible endpoint (OpenAI, a local llama.cpp/vLLM/Ollama server, …) via
 // OPENAI_BASE_URL. Text replies only; a production agent would use a full LLM plugin.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A mint proxy: the small backend that holds the Visage secret key. The browser never sees the
 // key: it asks this server for a session (and gets only the room URL and its participant
 // token), and sends what the avatar should say through it. It also serves the page, turns a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * See and hear a Visage avatar without a browser: creates a session, joins its room with the
  * participant token (as a frontend would), asks the avatar to say something, and records what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The little HTTP server behind the examples' browser pages: it serves one HTML page, the
 // livekit-client SDK the page imports, and a few JSON routes (the backend part that holds the
 // secrets). Not a framework: just enough for an example to stay readable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { defineConfig } from 'tsup';
 
 // The client package is built from the repository's sources (src/client and the wire contract

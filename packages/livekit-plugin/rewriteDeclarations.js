@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tsup leaves the declarations' imports of src/client and src/api as paths into the repository
 // (they are external: the client package answers them). This names the package instead, in the
 // ES module's and the CommonJS build's declarations, and fails the build if either still points

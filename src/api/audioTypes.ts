@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The audio the `/v1/sessions/{id}/audio` endpoint accepts as its body, by media type (lower
  * case, parameters aside). The first of each group is the canonical name the documentation and

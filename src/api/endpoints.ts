@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import type { z } from 'zod';
 import { AUDIO_PAYLOAD_TYPES_TEXT } from './audioTypes.js';
 import { errorEnvelopeSchema } from './errors.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /** Header names of the wire contract. */
 export const HEADERS = {
   requestId: 'x-request-id',

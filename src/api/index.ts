@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /** The wire contract: the single source of truth for server, client and OpenAPI. */
 export * from './ids.js';
 export * from './text.js';

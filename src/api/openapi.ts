@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
 import { AUDIO_PAYLOAD_CANONICAL_TYPES } from './audioTypes.js';
 import { ENDPOINTS, type EndpointSpec } from './endpoints.js';

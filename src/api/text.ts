@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
 
 /* eslint-disable no-control-regex -- matching control characters is the point of these two. */

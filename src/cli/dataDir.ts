@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { resolve } from 'node:path';
 import type { Environment } from './environment.js';
 

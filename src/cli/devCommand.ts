@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { defaultNodeIp } from '../devserver/nodeAddress.js';
 import { dataDirFrom } from './dataDir.js';
 import { nodeSettingsFrom, readEnvironment } from './environment.js';

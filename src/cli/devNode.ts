@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { DEFAULT_LIMITS } from '../server/config.js';
 import { reportStep } from '../media/startupProgress.js';
 import { keyAdmin } from '../server/admin/keyAdmin.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, defaultMaxSessions, type Limits } from '../server/config.js';

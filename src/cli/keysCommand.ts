@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Agent, request } from 'undici';
 import { DEFAULT_LIMITS } from '../server/config.js';
 import { acquireDataDirLock, readLockOwner } from '../server/admin/dataDirLock.js';

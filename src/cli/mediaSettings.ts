@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { checkTtsOptions, type TtsOptions, type TtsProviderOptions } from '../media/tts/index.js';
 import type { MediaSettings } from '../server/startMediaCore.js';
 import type { Environment } from './environment.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { ensureDatabaseTemplate } from '../server/store/databaseTemplate.js';
 import { databaseTemplateDir } from './databaseTemplateDir.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** Resolves on the first SIGINT or SIGTERM; a second signal exits at once. */
 export function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';

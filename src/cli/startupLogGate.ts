@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** Lines held at most while a start-up runs; more are counted, not kept. */
 const MAX_HELD = 2_000;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { StartupProgress, StartupStep } from '../media/startupProgress.js';
 
 /** A step still running after this long gets a line saying what it is doing. */

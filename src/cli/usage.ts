@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A command-line mistake: printed with the command's usage, exit code 2. */

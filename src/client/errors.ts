@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import type { ErrorEnvelope } from '../api/index.js';
 
 /** Concurrency figures from the `x-service-…` headers of session endpoints. */

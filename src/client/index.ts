@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /** `visage/client`: the typed HTTP client of the Visage API. */
 export {
   VisageClient,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FormData, request, type Dispatcher } from 'undici';
 import type {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { randomBytes } from 'node:crypto';

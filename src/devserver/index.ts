@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { AddressInfo } from 'node:net';
 import { DisconnectReason } from '@livekit/protocol';
 import { pino, type Logger } from 'pino';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The built-in avatar catalogue: every avatar Visage can render, each with the stock voice it
  * speaks with when a session names no `voice_id`. IDs are fixed so that clients can hard-code a

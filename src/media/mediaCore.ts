@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The seam between the session manager (HTTP side) and the media core (room, voice, face).
  * The session manager owns state, ordering, limits and timers; a media session owns the avatar

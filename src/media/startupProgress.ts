@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Start-up progress: a node reports each step it takes (opening the database, preparing the
  * avatars, warming the TTS engine, starting LiveKit), so that `visage dev` can show what it is

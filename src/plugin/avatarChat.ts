@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { CHAT_TOPIC, parseChatMessage } from '../api/index.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
 
 /** The token lives long enough to wait out a capacity retry; LiveKit refreshes it once joined. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One piece at about 400 lines: AvatarSession's start, the outputs it installs and its close
 // share one set of private state (the session, the abort, the queue, what close must undo).
 import { randomBytes } from 'node:crypto';

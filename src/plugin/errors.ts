@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { VisageError, type VisageRateLimitError } from '../client/index.js';
 
 /**

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /** The LiveKit Agents plugin: a Visage avatar speaks the agent's replies. */
 export { AvatarSession } from './avatarSession.js';
 export type { AvatarMode, AvatarSessionOptions, StartOptions } from './options.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { log } from '@livekit/agents';
 import { applyRtcNodeLogLevel } from '../rtcNodeLog.js';
 

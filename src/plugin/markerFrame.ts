@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { AudioFrame } from '@livekit/rtc-node';
 
 /** `AudioFrame.userdata` key under which a marker frame carries its sentence. */

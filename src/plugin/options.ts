@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import {
   type APIConnectOptions,
   DEFAULT_API_CONNECT_OPTIONS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import type { InterruptResult, UtteranceAccepted } from '../api/index.js';
 import { type VisageClient, VisageConflictError } from '../client/index.js';
 import { pluginLog } from './log.js';

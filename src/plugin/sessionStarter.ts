@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type APIConnectOptions, intervalForRetry } from '@livekit/agents';
 import type { CreateSessionRequest, CreatedSession } from '../api/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { Plugin } from '@livekit/agents';
 import { VERSION } from '../version.js';
 

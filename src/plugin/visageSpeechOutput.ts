@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { voice } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import type { AvatarChatMessage } from './avatarChat.js';

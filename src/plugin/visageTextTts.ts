@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import { type APIConnectOptions, shortuuid, tokenize, tts } from '@livekit/agents';
 import { MARKER_SAMPLE_RATE, markerFrame } from './markerFrame.js';
 

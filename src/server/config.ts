@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { availableParallelism } from 'node:os';
 import type { ClusterTiming } from './cluster/cluster.js';
 import type { MediaSettings } from './startMediaCore.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** `visage/server`: run the Visage service in-process. */
 export { startVisage, type VisageServer, type StartOptions } from './runtime.js';
 export { createApp, type AppDeps, type MountedPages } from './http/app.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import pino, { type Logger } from 'pino';
 
 /** Paths pino blanks out wherever they appear: credentials never reach a log line. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

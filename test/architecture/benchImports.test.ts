@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm run bench` runs each bench file with tsx, outside the test runner: a bench that reaches
 // vitest through a test helper fails at its first line ("Vitest failed to access its internal
 // state"; issue 34). This test follows every import of every bench file, through src/ and test/

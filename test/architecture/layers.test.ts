@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The source tree is layered: a module imports from its own part of the tree and from the layers
 // below it, never from above. This test reads every import in src/ (TypeScript's own pre-parser:
 // static, dynamic, `export … from`, `import type` alike) and names each one that points up, so the

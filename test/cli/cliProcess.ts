@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The `visage` CLI as a child process: from source (test/cli/cliEntry.ts, through tsx), or exactly
 // as a user runs it (`npx visage` runs bin/visage.js, which runs the tsup build in dist/).
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // No command in the docs fetches and runs a package the user did not choose (issue 45): `npx X`
 // runs X from the registry wherever X is not installed, and the registry's `visage` is not this
 // project. So every `npx` in the docs names what a checkout of this repository installs (its own

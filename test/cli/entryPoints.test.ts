@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every feature through the entry points users run: `npx visage dev` (bin/visage.js and the
 // build, its own data directory and embedded LiveKit) and `visage serve` against a LiveKit server,
 // driven over HTTP and watched by a WebRTC subscriber, as the README starts them. A node that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The environment is read once, in the CLI, against one schema; the configuration doc lists the
 // same variables.
 import { readFileSync } from 'node:fs';

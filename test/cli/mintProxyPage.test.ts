@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mint-proxy page's photo picker as its README starts it: `npx visage dev` (the build), then
 // `npx tsx examples/mint-proxy/proxy.ts` with the printed key, then a browser (headless Chromium)
 // that picks a portrait and presses Start. The avatar's video plays and the session runs the photo.

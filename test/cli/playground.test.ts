@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `visage dev`'s playground as a developer uses it: `npx visage dev` (the build, whose page script
 // is the bundle in dist/), an agents-js worker with a Visage avatar registered with its LiveKit
 // server (examples/agent-worker/agent.ts --offline: the echo agent), and the page in headless

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `visage dev`'s playground in headless Chromium, as a developer opens it: fake microphone, the
 // page's own script, and what a test reads of it (its transcript lines, the agent's states, the
 // decoded video). Also what a failure needs to explain itself: the page's console, the URLs it

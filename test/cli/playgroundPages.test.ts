@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The playground's HTTP side, on a real node (real database, real HTTP): the page and its bundled
 // script, and the tokens it mints, which admit a browser to one fresh room of the embedded LiveKit
 // and carry no secret. Only a node given the pages (`visage dev`) serves them; the browser half

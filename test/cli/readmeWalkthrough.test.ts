@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The README's "Walkthrough with curl", run as a user pastes it (issue 45): its shell block is read
 // out of README.md, each command runs in bash (with curl) in this checkout against a real
 // `visage dev` (the build, bin/visage.js), with the placeholders (`sk_...`, `ses_...`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Agent dispatch with real, unmodified @livekit/agents 1.9 workers (`cli.runApp`, dev mode) run as
 // child processes against the dev server: registration at /agent, automatic dispatch of unnamed
 // workers, explicit dispatch through AgentDispatchClient, and dispatch from a token's room

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A minimal, unmodified LiveKit Agents (1.9) worker for the dispatch tests. Run as
 // `node --import tsx agentDispatch.worker.ts dev` with LIVEKIT_URL / LIVEKIT_API_KEY /
 // LIVEKIT_API_SECRET and optionally LIVEKIT_AGENT_NAME. Each job's agent joins its room and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Headless Chromium running livekit-client (bundled at test time) joins the dev server from a page
 // served on the namespace address, subscribes to an rtc-node publisher's moving-bar video and
 // sine audio, and screenshots of its <video> element show the picture, moving.

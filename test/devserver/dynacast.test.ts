@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VideoQuality, type SubscribedQualityUpdate } from '@livekit/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Dynacast, LIVEKIT_DYNACAST_TIMINGS } from '../../src/devserver/sfu/dynacast.js';

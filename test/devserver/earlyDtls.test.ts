@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Event, type RTCPeerConnection } from 'werift';
 import { describe, expect, it } from 'vitest';
 import { keepEarlyDtls } from '../../src/devserver/rtc/earlyDtls.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared pieces of the dev server tests: a server on the namespace address, rtc-node clients,
 // and analysers for what arrives; tokens and publishers are in publishers.ts (re-exported).
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HTTP and signalling behaviour that needs no WebRTC: runs anywhere, on loopback.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Key frame starts in RTP payloads, per forwarded codec: forwarding to a new subscriber starts at
 // one, so a wrong answer is a subscriber without a picture (never) or with garbage (too early).
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { pino } from 'pino';
 import { MediaStreamTrack, RTCPeerConnection } from 'werift';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The media the dev server tests and its benchmark publish (a sine, a moving bar) and the tokens
 // they join with. Free of the test runner: bench/devserver.bench.ts runs it outside vitest.
 import {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A signal connection opened by hand, without an SDK: to see exactly what the server sends.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignalResponse } from '@livekit/protocol';

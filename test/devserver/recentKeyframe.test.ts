@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A subscriber whose connection comes up just after a key frame went by: the dev server sends it
 // that key frame and what followed from its copy, instead of asking the publisher for another
 // (which libwebrtc encoders ignore within 300 ms of their last key frame). The forwarding path is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RTCPeerConnection, SessionDescription } from 'werift';
 import { describe, expect, it } from 'vitest';
 import { acceptInactiveSections, parseOfferedMedia } from '../../src/devserver/rtc/sdp.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { SubscriberPeer } from '../../src/devserver/rtc/subscriberPeer.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { fakeSpeech, lagTimings, pcmBase64 } from './fakeSpeech.js';

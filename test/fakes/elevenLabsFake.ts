@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { WebSocket } from 'ws';
 import { fakeSpeech, lagTimings, pcmBase64, type FakeSpeech } from './fakeSpeech.js';
 import { FakeProvider, multipartParts, sleep, type FakeRequestLog } from './fakeProvider.js';

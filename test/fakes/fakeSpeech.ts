@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { resample } from '../../src/media/audio/index.js';
 import {
   DEFAULT_ESPEAK_VOICE,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An agent developer's project, made as they make it: the plugin and the client packed as they
 // would be published, installed into a folder next to packages from the registry
 // (`@livekit/agents`, and whatever else the test names), at this repository's versions.

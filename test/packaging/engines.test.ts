@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `npm ci` must install cleanly on every Node version the package says it supports: no installed
 // package may ask for a newer Node than `engines.node` (npm prints EBADENGINE warnings, and the
 // package may really need that Node).

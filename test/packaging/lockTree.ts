@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The `packages` map of a package-lock.json (v3) as a dependency tree: which installed package
 // a dependency resolves to (Node's lookup: the nearest node_modules upwards), and everything a
 // set of packages pulls in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What an agent developer installs (issue 32): the LiveKit Agents plugin and the client are
 // packed as they would be published, installed into an empty agent project next to
 // `@livekit/agents` (agentProject.ts), and then weighed, imported (from an ES module and from

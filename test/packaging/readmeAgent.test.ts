@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The README's agent in a project of its own (issue 45), as a new user makes it: `npm init -y`
 // (a CommonJS project), the packed plugin and client installed next to `@livekit/agents`, `tsx`,
 // `typescript` and `@types/node` (agentProject.ts: offline, from npm's cache), the README's agent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A package-lock.json for a scratch project that installs packed tarballs of this repository's
 // workspace packages next to packages from the registry (`@livekit/agents`), with the same
 // versions, resolved URLs and integrities as this repository's own lock. `npm ci --offline` then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AgentSessions without a room, as agents-js tests run them: FakeLLM replies, text input through
 // session.run(), and a scripted VAD + audio input for barge-in.
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The agent-worker example as a newcomer runs it: `agent.ts dev --offline` (no LLM, no key) and
 // its own page (frontend.ts + page.html) in headless Chromium. The page joins a room, which
 // dispatches the worker; the avatar joins on the agent's behalf, greets, and says back what is

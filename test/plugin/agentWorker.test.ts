@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The agent-worker example as it runs for real: an unmodified agents worker process (`dev`)
 // registers with the embedded LiveKit server, is dispatched when a user joins a room, starts the
 // Visage avatar in that room and answers through an OpenAI-compatible endpoint (a scripted one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The agent-worker example (examples/agent-worker/agent.ts) as a real worker process, for tests:
 // `dev` mode, registered with a test LiveKit server, in its own process group so that its job
 // processes end with it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The agent-worker example's start: loud failure without an LLM, and its offline echo agent.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvatarSession, VisageCapacityError } from '../../src/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An agent on a LiveKit that Visage has no keys for gets a Visage avatar in its room: the plugin
 // mints the avatar's token with the agent's own credentials, and that token is the only way in.
 // Two embedded LiveKit servers: Visage's own (A) and the agent's (B, keys Visage never sees).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A frontend participant in the agent's room (what a user's browser would be): it subscribes to
 // the avatar, measures the loudness of its audio over time and records its lk.chat messages.
 import { setTimeout as sleep } from 'node:timers/promises';

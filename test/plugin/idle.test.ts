@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, until } from './agentHarness.js';
 import { apiSession, startPluginHarness, type PluginHarness } from './pluginHarness.js';

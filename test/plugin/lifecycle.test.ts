@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { type JobContext, Plugin, runWithJobContextAsync, voice } from '@livekit/agents';
 import { type Room, RoomEvent } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

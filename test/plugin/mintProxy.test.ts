@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mint-proxy example in a real browser: headless Chromium opens the page the proxy serves,
 // which gets a session through the proxy, shows the avatar's video, plays its audio, shows the
 // lk.chat transcript and makes the avatar say what is typed. Everything runs inside the test

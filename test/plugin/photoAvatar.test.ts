@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The plugin's `avatarImage`: a portrait (path or bytes) becomes a photo avatar once per key and
 // picture, and the session runs with it. A real Visage server with real face detection and atlas
 // builds; the media is the simulated avatar (no WebRTC needed).

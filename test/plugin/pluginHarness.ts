@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A real Visage server in-process with the simulated avatar media, and AvatarSessions started
 // in stand-in rooms (no WebRTC needed).
 import { tokenize } from '@livekit/agents';

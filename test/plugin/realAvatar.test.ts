@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The plugin against the real media core: the embedded LiveKit server, a Visage server whose
 // avatar really joins the agent's room and speaks with espeak-ng, the agent connected to that
 // room with rtc-node, and a frontend participant listening to what the avatar publishes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A media core for the plugin tests that need no WebRTC: it plays each utterance on a wall
 // clock (a fixed time per character) and reports progress exactly as the media core's lk.chat
 // contract says (an interim when an utterance starts, interims as words are heard, one final

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VisageClient } from '../../src/client/index.js';
 import { markerFrame } from '../../src/plugin/markerFrame.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A TTS for audio-mode tests: it "speaks" a 300 Hz tone, 50 ms per character, so the avatar has
 // real audio to play and a test can hear it. Non-streaming, as many TTS plugins are: the
 // framework wraps it in its sentence StreamAdapter.

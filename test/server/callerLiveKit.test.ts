@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { AccessToken, TrackSource, type VideoGrant } from 'livekit-server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MediaSessionSpec } from '../../src/media/mediaCore.js';

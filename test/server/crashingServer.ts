@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Child process for the crash test: starts a server on the given data directory, creates a key
  * (cap 1) and a session, prints them as one JSON line, then waits to be killed with SIGKILL.

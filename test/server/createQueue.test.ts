@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { describe, expect, it, vi } from 'vitest';
 import { CreateQueue, type QueuedCreate } from '../../src/server/http/createQueue.js';
 import { CreateAdmission } from '../../src/server/sessions/creation/createAdmission.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { MediaCore, MediaSession, MediaSessionSpec } from '../../src/media/mediaCore.js';
 
 export interface DetachedMediaOptions {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';

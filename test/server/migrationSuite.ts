@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { expect, it } from 'vitest';
 import type { Database } from '../../src/server/store/database.js';
 import { migrate, type Migration } from '../../src/server/store/migrate.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';

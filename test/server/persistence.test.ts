@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { inject, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { startTestServer, type TestServer } from './testServer.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { describe, expect, it } from 'vitest';
 import { AssetError } from '../../src/server/assets/assetError.js';
 import { apiErrorOf } from '../../src/server/http/apiError.js';

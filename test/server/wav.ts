@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { encodeWav } from '../../src/media/audio/index.js';
 
 /** A 16-bit mono PCM WAV file holding a sine (tests need clips of exact lengths). */

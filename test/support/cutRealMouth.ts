@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Cuts the real open mouth the photo avatars' synthesized mouths are made of (issue 43, item 2)
 // out of a photograph, and writes it as the shipped asset:
 //   src/media/photo/assets/real-mouth.png (to look at) and

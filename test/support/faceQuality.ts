@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Quality figures for photo avatars, measured the way the issue asks: face-recognition
 // distance (face-api's recognition net, dlib's ResNet; same person under 0.6) and SSIM.
 import sharp from 'sharp';

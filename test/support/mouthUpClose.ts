@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mouth up close (issue 43, item 2): three figures of the inside of an open mouth that tell a
 // photographed mouth from a painted one, measured on an RGB picture between the lip landmarks a
 // face detector places on it (dlib's order: 48-59 the outer lip contour, 60-67 the inner).

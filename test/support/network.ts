@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WebRTC tests need a non-loopback address: libwebrtc gathers no ICE candidates on loopback.
 // `npm test` (test/run.js) creates an isolated network namespace and passes its address in
 // VISAGE_TEST_ADDRESS. Test files call `webrtcAddress()` and wrap their suites in

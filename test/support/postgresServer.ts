@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { Store } from '../../src/server/store/store.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Servers that tests start log to files, not into the test output: `npm test` stays a readable
 // list of results. Each test file gets `.tmp/logs/<test file>.log` (JSON lines, debug level;
 // VISAGE_TEST_LOG_LEVEL changes it), and a failing test prints where its file is (see

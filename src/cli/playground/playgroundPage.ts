@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The playground's HTML: its script (`/playground/playground.js`, the bundle) does the rest. Its
  * only styles are inline, and the Content-Security-Policy in playgroundPages.ts allows nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `visage dev`'s playground: a page where a developer joins a room of the embedded LiveKit server,
 // their agent worker is dispatched into it with its avatar, and they talk to it (see
 // docs/playground.md). Mounted beside the API by devNode.ts only; `visage serve` has no such page.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { randomBytes } from 'node:crypto';
 // The SDK's own protocol classes: it pins a @livekit/protocol of its own.
 import { AccessToken, RoomAgentDispatch, RoomConfiguration } from 'livekit-server-sdk';

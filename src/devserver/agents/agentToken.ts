@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { AvailabilityResponse, ParticipantPermission } from '@livekit/protocol';
 import { AccessToken } from 'livekit-server-sdk';
 import type { WorkerCredentials } from './agentWorker.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import type { HttpRouter } from '../service/httpServer.js';
 import type { RoomRegistry } from '../service/roomRegistry.js';

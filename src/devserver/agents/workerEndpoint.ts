@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WorkerMessage } from '@livekit/protocol';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { RTCPeerConnection } from 'werift';
 
 /** A flight is a few records; more than this before the handshake starts is not a handshake. */

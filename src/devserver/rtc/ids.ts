@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { randomBytes } from 'node:crypto';
 
 // The official SDKs parse these prefixes (the Rust SDK unwraps on them), so every id the server

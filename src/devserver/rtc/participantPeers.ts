@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { SessionDescription, SignalTarget, TrickleRequest } from '@livekit/protocol';
 import type { IceSettings } from './peerConfig.js';
 import type { Participant } from './participant.js';

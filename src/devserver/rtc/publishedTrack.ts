@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { TrackInfo, TrackType, type SubscribedQualityUpdate } from '@livekit/protocol';
 import type { MediaStreamTrack, RTCRtpReceiver, RtpPacket } from 'werift';
 import { AUDIO_LEVEL_EXTENSION_URI, AudioLevelMeter } from '../sfu/audioLevel.js';

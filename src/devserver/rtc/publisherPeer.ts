@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RTCPeerConnection, type MediaStreamTrack, type RTCRtpTransceiver } from 'werift';
 import type { Logger } from 'pino';
 import { keepEarlyDtls } from './earlyDtls.js';

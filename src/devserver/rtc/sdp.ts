@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { SessionDescription } from 'werift';
 
 /** What the server needs from one m-section of a publisher's offer. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RTCPeerConnection, type RTCDataChannel } from 'werift';
 import type { Logger } from 'pino';
 import { DownTrack } from '../sfu/downTrack.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { TokenVerifier, type ClaimGrants } from 'livekit-server-sdk';
 
 export type TokenCheck =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { ParticipantInfo_Kind, ParticipantPermission, TrackSource } from '@livekit/protocol';
 import type { VideoGrant } from 'livekit-server-sdk';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { SignalResponse } from '@livekit/protocol';
 
 /** Where a participant's signal messages go: the WebSocket of its current session. */

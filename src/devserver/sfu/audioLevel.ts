@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How LiveKit decides who speaks: the publisher's RTP carries each packet's level in dBov
 // (RFC 6464, 0 = loudest, 127 = silence); a participant speaks when enough recent packets are
 // louder than a threshold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RTCRtpCodecParameters, useFIR, useNACK, usePLI, useREMB } from 'werift';
 import { isH264KeyframeStart } from './h264Keyframe.js';
 import { isVp8KeyframeStart } from './vp8Keyframe.js';

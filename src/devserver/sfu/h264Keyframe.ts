@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** NAL unit types (RFC 6184; H.264 Table 7-1) that matter for finding a key frame. */
 const NAL_SPS = 7;
 const NAL_STAP_A = 24;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Whether an RTP payload (VP8 payload descriptor + data, RFC 7741) starts a key frame. A
  * subscriber that starts decoding mid-GOP shows garbage or nothing, so video forwarding to a new

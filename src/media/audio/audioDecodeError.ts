@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Errors raised while turning uploaded bytes into PCM. The `code` matches the API error code the
  * HTTP layer answers with (docs/api.md, Errors): 415 `unsupported_audio` when the bytes are not a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Container/codec sniffing from magic bytes. The file name and the declared Content-Type are not
  * trusted for compressed formats: uploads are routinely mislabelled, and the decoder must be the

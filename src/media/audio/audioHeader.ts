@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { UnreadableAudioError } from './audioDecodeError.js';
 import type { SniffedFormat } from './audioFormat.js';
 

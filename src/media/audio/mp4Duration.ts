@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Declared duration of an MP4/M4A file from its `moov/mvhd` box, without decoding. The MP4
  * decoder only produces audio once it has the whole file, so this is how a duration limit is

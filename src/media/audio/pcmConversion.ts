@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** Average all channels into one (equal weights; no pan law, clipping is impossible). */
 export function downmixToMono(channels: readonly Float32Array[]): Float32Array {
   const first = channels[0];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { AUDIO_BOUNDS } from './audioBounds.js';
 import { UnreadableAudioError, UnsupportedAudioError } from './audioDecodeError.js';
 

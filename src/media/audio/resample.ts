@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Band-limited sample-rate conversion by windowed-sinc interpolation (Kaiser window), for any
  * rate pair: 22 050 Hz TTS output up to 48 kHz for Opus, uploads down to 8-16 kHz for analysis.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** A 16-bit PCM WAV file (RIFF) holding `samples`, interleaved when `channels` > 1. */
 export function encodeWav(samples: Int16Array, sampleRate: number, channels = 1): Uint8Array {
   const bytes = samples.length * 2;

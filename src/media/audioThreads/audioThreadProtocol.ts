@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { DecodedAudio } from '../audio/index.js';
 import type { AudioDecodeErrorCode } from '../audio/index.js';
 import type { SpeechDetection } from '../speech/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FEATURE_DIMS, FEATURE_HOP_MS } from './speechFeatures.js';
 import type { PhonemeTiming } from './visemeTimeline.js';
 

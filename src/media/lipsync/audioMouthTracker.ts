@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { REST_POSE, VISEMES, visemeIndex, type MouthPose } from './viseme.js';
 
 export interface AudioMouthTrackerOptions {

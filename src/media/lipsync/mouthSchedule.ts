@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { REST_POSE, type MouthPose } from './viseme.js';
 import { mouthPoseAt, type VisemeTimeline } from './visemeTimeline.js';
 

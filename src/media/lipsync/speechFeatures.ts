@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** Analysis hop (ms): the same 10 ms as the audio mouth tracker's. */
 export const FEATURE_HOP_MS = 10;
 /** Analysis window (ms), Hann-shaped, centred on its hop. */

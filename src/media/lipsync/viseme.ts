@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The mouth vocabulary shared by lip-sync (which produces poses) and the renderer (which draws
  * them). A small, Preston-Blair-like set: enough distinct shapes to read as speech on a stylised

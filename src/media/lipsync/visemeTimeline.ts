@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { ipaToVisemeUnits } from './ipaVisemes.js';
 import {
   LIP_CLOSURES,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Media processes: child processes of the API process, each running a `LiveKitMediaCore`, driven
  * over IPC by `ProcessPoolMediaCore`. Operators know them as "media workers" (`--workers`,

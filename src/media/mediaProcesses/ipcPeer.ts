@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Requests, replies and one-way events over a message channel between two processes (a child's
  * IPC channel, `process` inside the child). Messages keep their order on the channel, so events

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * What the API process and a media worker process say to each other (over `IpcPeer`, with
  * Node's `advanced` serialization, so PCM travels as a typed array, not as JSON numbers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VISEMES } from '../lipsync/viseme.js';
 import {
   BREATH_LEVELS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A smooth curve v(u) through points sorted by u (Catmull-Rom between them, straight beyond the
  * ends): lid and lip contours from a handful of landmarks.

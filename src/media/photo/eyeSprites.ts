@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Rect } from '../render/index.js';
 import type { EyeShape, PhotoFace } from './photoFace.js';
 import { evenRectAround } from './photoFace.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Curve } from './curve.js';
 import type { EyeShape, PhotoFace } from './photoFace.js';
 import type { FloatPicture } from './warp.js';

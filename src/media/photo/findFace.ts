@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { faceApiWith, tfjs } from './faceModels.js';
 import { estimateHeadPose, type HeadPose } from './headPose.js';
 import { at, distance, JAW, mean, type Point } from './landmarks.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FRAME_WIDTH } from '../render/index.js';
 import { jawWidth } from './findFace.js';
 import {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from '../render/index.js';
 import type { PhotoFace } from './photoFace.js';
 import { sampleInto, smoothstep, type FloatPicture } from './warp.js';

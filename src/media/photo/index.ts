@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Photo avatars: a portrait becomes an atlas of the standard shape (see `buildPhotoAvatar`),
  * which the same renderer shows as it shows the catalogue faces.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The 68 face landmarks (the iBUG 300-W layout that face-api's landmark net predicts) and the
  * face's own coordinate frame. Indices: jaw 0-16 (8 the chin), brows 17-21 and 22-26, nose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Colour } from './faceColours.js';
 import { luma } from './faceColours.js';
 import type { PhotoFace } from './photoFace.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { mouthShape, type MouthShape } from '../render/index.js';
 import { LIP_CLOSURES, type Viseme } from '../lipsync/viseme.js';
 import { Curve } from './curve.js';

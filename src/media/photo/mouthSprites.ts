@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FRAME_HEIGHT, type Rect } from '../render/index.js';
 import { luma, type Colour, type FaceColours } from './faceColours.js';
 import { NOSTRILS, at } from './landmarks.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { MediaAssets } from '../mediaCore.js';
 import { unpackAtlas, type AvatarAtlas } from '../render/index.js';
 import { decodePhotoBuild } from './photoBuild.js';

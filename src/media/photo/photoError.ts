@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Why a photo cannot become an avatar. The codes are the API's (415 `unsupported_image`, 422 for
  * the rest); the message says what to change.

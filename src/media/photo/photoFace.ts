@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from '../render/index.js';
 import { Curve } from './curve.js';
 import {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
 import { PhotoError } from './photoError.js';
 import { fillPadding, type PaddingCorner } from './photoPadding.js';

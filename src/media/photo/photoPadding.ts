@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Point } from './landmarks.js';
 import type { RgbPicture } from './photoImage.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Curve } from './curve.js';
 import { luma, middleColour, type Colour, type FaceColours } from './faceColours.js';
 import type { MouthShapeAtRest } from './photoFace.js';

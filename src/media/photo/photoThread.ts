@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { parentPort } from 'node:worker_threads';
 import { packAtlas } from '../render/index.js';
 import { buildPhotoAtlas } from './buildPhotoAtlas.js';

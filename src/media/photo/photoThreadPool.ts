@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Worker } from 'node:worker_threads';
 import { startWorkerThread, childScript } from '../childScript.js';
 import type { FoundFace } from './findFace.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { SharedAvatarAtlas } from '../render/index.js';
 import type { FoundFace } from './findFace.js';
 import type { Point } from './landmarks.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { chooseFraming, fittingSize } from './framing.js';
 import { isHumanFace, type FaceLimits } from './findFace.js';
 import { LEFT_EYE, mean, RIGHT_EYE, distance, type Point } from './landmarks.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Resampling a picture through a backward map (each output pixel says where in the source it
  * comes from), and thin-plate splines: the smooth maps that carry chosen source points exactly

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { createHash } from 'node:crypto';
 import { VISEMES } from '../lipsync/viseme.js';
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';

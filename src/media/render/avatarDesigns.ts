@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { AVATAR_CATALOGUE } from '../avatarCatalogue.js';
 import { ADA_DESIGN, MILO_DESIGN, NOOR_DESIGN, type FaceDesign } from './faceDesign.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { band, ellipse, quadratic, stroke, type Point } from './implicitShape.js';
 import type { FaceDesign } from './faceDesign.js';
 import { BROWS, EYES, HEAD } from './faceGeometry.js';

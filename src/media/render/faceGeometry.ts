@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Where things are on the 512x512 canvas, shared by all avatars. The eye and mouth sprite
  * rectangles are the only parts that change per frame; they must lie inside the head (the build

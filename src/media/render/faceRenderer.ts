@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { visemeIndex, type MouthPose } from '../lipsync/viseme.js';
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
 import { i420Size } from './i420.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { BREATH_LEVELS, GAZES, type GazeName } from './spriteAtlas.js';
 
 /** The idle life of a face at one moment. */

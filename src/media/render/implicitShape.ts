@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Shapes as implicit functions: `f(x, y) < 0` inside, `> 0` outside, zero on the edge. They need
  * not be exact distances: the raster divides by the gradient to get a distance in pixels for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The avatar face renderer: 512x512 I420 frames for rtc-node's `VideoSource`, pasted from a sprite
  * atlas drawn once per avatar (no drawing and no colour conversion per frame).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { blinkLid, blinkMs, mulberry32, type IdleState } from './idleMotion.js';
 import { BREATH_LEVELS, GAZES, type GazeName } from './spriteAtlas.js';
 

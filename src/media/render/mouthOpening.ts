@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Rect } from './faceGeometry.js';
 
 /** A pixel darker than this share of the region's median luma counts as the open mouth's inside. */

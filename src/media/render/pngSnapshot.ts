@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { crc32, deflateSync } from 'node:zlib';
 import { i420ToRgb, type I420Image } from './i420.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { ImplicitShape } from './implicitShape.js';
 
 /** sRGB colour, 0..255 per channel. */

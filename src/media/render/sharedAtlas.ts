@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Rect } from './faceGeometry.js';
 import { avatarAtlas, installAvatarAtlas, type AvatarAtlas } from './spriteAtlas.js';
 import type { SpriteSet } from './spriteSet.js';

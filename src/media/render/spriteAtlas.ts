@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VISEMES } from '../lipsync/viseme.js';
 import { drawEyes, type EyeState } from './drawEyes.js';
 import { drawBackground, drawBody, drawHeadBase, drawHeadFront } from './drawFigure.js';

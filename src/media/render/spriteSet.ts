@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
 import { i420PlaneOffsets } from './i420.js';
 

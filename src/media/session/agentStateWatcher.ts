@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RoomEvent, type Participant, type RemoteParticipant, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 import type { ConversationCue } from '../render/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { RpcError, type Room } from '@livekit/rtc-node';
 import type { Logger } from 'pino';
 import { ID_PREFIXES, newId } from '../../api/ids.js';

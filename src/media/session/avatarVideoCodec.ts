@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VideoCodec } from '@livekit/rtc-node';
 
 /** The codecs an avatar's video can be published in. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import { AVATAR_CATALOGUE, findAvatarByDesign } from '../avatarCatalogue.js';
 import {

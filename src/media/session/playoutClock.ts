@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Where the avatar's audio playout is, in ms of audio since the session started. Audio is pushed
  * ahead of playout (the AudioSource buffers a few hundred ms, paced natively); the clock models

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { LiveTranscript } from './wordsAlignment.js';
 
 /** The most transcripts kept waiting for their audio, or audio streams waiting for words. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { PhonemeTiming, WordTiming } from '../tts/index.js';
 import type { PlaceWords } from './wordsAlignment.js';
 

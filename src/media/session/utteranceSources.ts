@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { StreamingResampler } from '../audio/index.js';
 import type { SpeechChannel } from '../tts/index.js';
 import type { Logger } from 'pino';

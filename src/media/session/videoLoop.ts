@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A drift-free frame clock: runs `frame()` every 1000/fps ms on a schedule anchored to its start
  * (a late frame does not push the later ones back). The rate can change on the fly (parking),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { resample } from '../audio/resample.js';
 import { SILERO_SAMPLE_RATE, type SileroVad } from './sileroVad.js';
 

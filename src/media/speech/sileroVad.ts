@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as Ort from 'onnxruntime-web';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { VoiceAnalysis } from '../voice/analyzeVoiceClip.js';
 import { measureVoice } from '../voice/measureVoice.js';
 import { pitchStatistics, trackPitch } from '../voice/pitchTracker.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { SentenceChunk } from './splitSentences.js';
 import type { SynthesisResult } from './ttsEngine.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * How espeak-ng's en-us intonation turns a variant `pitch <base> <top>` line and the RANGE
  * parameter into measured F0, for top = 1.5 x base (measured with this package's pitch tracker on

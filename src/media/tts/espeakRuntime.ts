@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * One espeak-ng instance per thread, loaded on first use and shared by every EspeakEngine on
  * that thread (the main thread, or the engine's worker thread; see espeakThread.ts).

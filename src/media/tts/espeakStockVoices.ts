@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { findStockVoice } from '../avatarCatalogue.js';
 import { espeakPitchFor } from './espeakPitchModel.js';
 import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { z } from 'zod';
 import { stockVoiceProfile } from './espeakStockVoices.js';
 import type { EspeakVoiceProfile } from './espeakVoiceProfile.js';

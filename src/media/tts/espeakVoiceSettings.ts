@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The espeak-ng parameters a voice profile maps to. They are applied per call as a generated
  * voice-variant file (pitch and formant lines) plus the rate and range API parameters, so voices

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 export {
   DEFAULT_ESPEAK_VOICE,
   ESPEAK_LIMITS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Split text into sentence chunks so that speech can start after the first chunk is synthesized
  * instead of after the whole text. Offsets are kept so that word timings of a chunk map back to

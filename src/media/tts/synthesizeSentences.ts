@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { EspeakEngine } from './espeakEngine.js';
 import { isSilent, pauseAfter, phraseChunk } from './espeakPhrasing.js';
 import type { EspeakEvent } from './espeakRuntime.js';

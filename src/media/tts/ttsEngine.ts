@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import type { VoiceAnalysis } from '../voice/analyzeVoiceClip.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { CartesiaEngine } from './cartesia/cartesiaEngine.js';
 import { ElevenLabsEngine } from './elevenlabs/elevenLabsEngine.js';
 import { EspeakEngine } from './espeakEngine.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { createTtsEngine, DEFAULT_TTS_ENGINE, type TtsOptions } from './ttsEngineRegistry.js';
 import type { TtsEngine, TtsEngineId } from './ttsEngine.js';
 

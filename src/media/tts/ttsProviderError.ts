@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A speech provider refused or failed a request (HTTP 4xx/5xx, a WebSocket error message). The
  * message carries the provider's own reason, never the key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { UnreadableAudioError } from '../audio/audioDecodeError.js';
 import { measureVoiceAsync, type VoiceMeasurement } from './measureVoice.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * In-place iterative radix-2 complex FFT (length a power of two). Small and allocation-free; used
  * for long-term spectra where a few hundred frames of 512 points are transformed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 export { analyzeVoiceClip, type VoiceAnalysis } from './analyzeVoiceClip.js';
 export { estimateFormants, type FormantEstimate } from './lpcFormants.js';
 export {

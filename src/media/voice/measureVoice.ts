@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { resample } from '../audio/resample.js';
 import { estimateFormants, FORMANT_ANALYSIS_RATE } from './lpcFormants.js';
 import { pitchStatistics, PITCH_ANALYSIS_RATE, trackPitch } from './pitchTracker.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { ID_PREFIXES, newId, newSecretKey } from '../../api/index.js';
 import type { ApiKeyRecord, Store } from '../store/store.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import { reportStep, type StartupProgress } from '../../media/startupProgress.js';
 import type { TtsEngines } from '../../media/tts/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { findAvatarByDesign } from '../../media/avatarCatalogue.js';
 import { avatarAtlasAsync, i420ToPng, renderStill } from '../../media/render/index.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { AudioDecodeError, type AudioFormat, type DecodedAudio } from '../../media/audio/index.js';
 import { audioThreadPool, speechThreadPool } from '../../media/audioThreads/index.js';
 import { AssetError } from './assetError.js';

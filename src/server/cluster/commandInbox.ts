@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import type { ClaimedCommand, ClusterStore } from '../store/clusterStore.js';
 import { errorReply } from '../sessions/routing/sessionCommand.js';

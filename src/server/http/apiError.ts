@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import {
   CAPACITY_RETRY_AFTER_SECONDS,
   ERROR_CODES,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Hono, type Context } from 'hono';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { SessionError } from '../sessions/sessionErrors.js';
 
 /** What the queue asks of the sessions' admission (sessions/creation/createAdmission.ts). */

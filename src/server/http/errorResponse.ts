@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Context } from 'hono';
 import type { ApiError } from './apiError.js';
 import type { AppEnv } from './routes/context.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Per-key token bucket: `burst` requests at once, refilled at `perSecond`. In memory, per node:
  * the limit protects this process; the concurrency cap (in the database) is the shared one.

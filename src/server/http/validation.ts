@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { z } from 'zod';
 import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '../../api/index.js';
 import { ApiError } from './apiError.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { CreateSessionRequest, EndReason, InterruptResult } from '../../api/index.js';
 import type { MediaCore } from '../../media/mediaCore.js';
 import type { ClaimedCommand } from '../store/clusterStore.js';

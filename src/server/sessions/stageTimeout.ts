@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** A stage of a create (database, media start) that took longer than its bound. */
 export class StageTimeoutError extends Error {
   constructor(

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Queryable } from './database.js';
 
 /** File bytes in a shared database (`blobs`): what FileStorage keeps on disk when embedded. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * pg-pool's words when a query waited its whole connect timeout for a pooled connection to come
  * free (a server that does not answer a new connection reads "Connection terminated due to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Runs tasks one at a time per key, in the order they came, and tasks of different keys
  * independently. Nothing is kept for a key with no task waiting or running.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { hash } from 'node:crypto';
 import type { Database, Queryable } from './database.js';
 import { KEYS_CHANNEL, RECONCILE_CHANNEL, releaseSlots } from './clusterStore.js';

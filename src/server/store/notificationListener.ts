@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { POSTGRES_CONNECT_TIMEOUT_MS } from './postgresDatabase.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { EndReason, SessionStatus } from '../../api/index.js';
 import type { Database, Queryable } from './database.js';
 import { insertCommand, placeOnClusterNode, type NewCommand } from './clusterStore.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { EndReason, SessionStatus } from '../../api/index.js';
 import type { Logger } from 'pino';
 import { openEmbeddedDatabase, type Database } from './database.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Queryable } from './database.js';
 import { LIVE_ROW_OF_KEY, page, type Page, type Seq } from './paging.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Finds Debian's `chromium`, installing it with apt-get when it is absent (root only). The tests
 // run inside a network namespace that cannot reach a package mirror, so apt-get runs in the
 // network namespace of the nearest ancestor process outside it (the test runner's shell).

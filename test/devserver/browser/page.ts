@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Runs in headless Chromium (bundled with livekit-client as an IIFE by the browser test): joins a
 // room with the official browser SDK and shows every subscribed video in a fixed-size <video>.
 import { Room, RoomEvent, Track, type RemoteTrack } from 'livekit-client';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Serves the browser test's page: `page.ts` bundled with livekit-client by esbuild (an IIFE, built
 // at test time) and an HTML page that loads it, on the namespace address.
 import { createServer, type Server } from 'node:http';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Decodes the PNG screenshots Chromium takes (8-bit RGB or RGBA, not interlaced) into RGBA
 // pixels, with nothing but node:zlib.
 import { inflateSync } from 'node:zlib';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resample } from '../../../src/media/audio/index.js';
 import { alignPhonemes } from '../../../src/media/lipsync/alignPhonemes.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a media worker prints (its native code, Node itself) reaches the API process's log as
 // records, one per line; OpenH264's notice on every new encoder at debug, anything else at warn.
 import { spawn } from 'node:child_process';

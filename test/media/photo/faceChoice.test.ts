@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPhotoAvatar, PhotoError, photoThreadPool } from '../../../src/media/photo/index.js';
 import { chooseFace, type FoundFace } from '../../../src/media/photo/findFace.js';

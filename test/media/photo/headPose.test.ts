@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import sharp, { type Sharp } from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { detectFaces } from '../../../src/media/photo/findFace.js';

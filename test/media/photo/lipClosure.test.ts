@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPhotoAvatar, decodePhotoBuild } from '../../../src/media/photo/index.js';
 import { PhotoThreadPool } from '../../../src/media/photo/photoThreadPool.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The choice of a photo avatar's default voice from the face's estimate (photoVoice.ts): the
 // catalogue voice of the register, and the documented voice where the estimate is unsure.
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findStockVoice } from '../../../src/media/avatarCatalogue.js';
 import { fittingStockVoice, PhotoError } from '../../../src/media/photo/index.js';

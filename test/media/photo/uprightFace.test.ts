@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPhotoAvatar, photoThreadPool } from '../../../src/media/photo/index.js';

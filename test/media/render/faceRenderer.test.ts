@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import type { MouthPose, Viseme } from '../../../src/media/lipsync/viseme.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { describe, expect, it } from 'vitest';
 import { IdleMotion } from '../../../src/media/render/idleMotion.js';
 import { BREATH_LEVELS, GAZES } from '../../../src/media/render/spriteAtlas.js';

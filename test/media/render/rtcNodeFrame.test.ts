@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFaceRenderer } from '../../../src/media/render/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createFaceRenderer, shareAvatarAtlas } from '../../../src/media/render/index.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Worker side of sharedAtlas.test.ts: adopt the posted atlas, render, send the frame back.
 import { parentPort, workerData } from 'node:worker_threads';
 import {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Writes PNG snapshots of every avatar (neutral, several visemes, blink, parked) for a human to
  * look at: `npx tsx test/media/render/writeSnapshots.ts [outDir]` (default /tmp/visage-snapshots).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The listening life with a real LiveKit Agents session: agents-js's RoomIO sets `lk.agent.state`
 // on the agent's participant, the plugin's AvatarSession puts a Visage avatar into the room, and
 // a viewer watches the avatar's eyes and head.

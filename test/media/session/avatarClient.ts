@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A LiveKit participant that joins a Visage session's room with the participant token (as a
 // frontend would) and records what the avatar sends: video frames with their mouth opening,
 // audio, and lk.chat messages.

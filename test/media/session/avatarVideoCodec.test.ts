@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { VideoCodec } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
 import { rtcVideoCodec } from '../../../src/media/session/avatarVideoCodec.js';

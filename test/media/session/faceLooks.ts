@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a viewer sees of an avatar's eyes: every received frame's eyes and brows, classified
 // against the atlas's own looks (gaze with its brows, lids, how high the head is).
 import { Room, RoomEvent, TrackKind, VideoStream, type RemoteTrack } from '@livekit/rtc-node';

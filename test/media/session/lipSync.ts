@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How well the mouth a subscriber sees follows the sound it hears: the Pearson correlation of
 // the mouth opening measured in received video frames with the received audio's envelope, at
 // the video's own rate, at the lag that aligns them best.

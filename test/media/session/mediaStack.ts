@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { testLogger } from '../../support/testLog.js';
 import {
   startDevServer,

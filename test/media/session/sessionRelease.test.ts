@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Churn must not leak: every ended media session, its rtc-node Room and its tracks must become
 // garbage (their native handles, PeerConnections and encoders are freed with them). The bench's
 // churn soak (`npm run bench -- churn`) measures the resident memory; this checks the cause.

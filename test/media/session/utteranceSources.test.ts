@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a session's player is handed for text spoken by its engine: pieces small enough that one
 // utterance's start never holds the media worker's event loop (the other avatars' frames).
 import { describe, expect, it } from 'vitest';

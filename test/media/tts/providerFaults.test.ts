@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import pino from 'pino';

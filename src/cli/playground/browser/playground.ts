@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The playground's page script (runs in the browser; bundled with livekit-client by
 // playgroundBundle.ts, so the page needs no network beyond this machine). It asks the dev server
 // for a participant token for a fresh room, joins it (which dispatches the developer's agent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /** Twirp error codes and the HTTP status each maps to (twirp spec v7). */
 const STATUS_BY_CODE = {
   invalid_argument: 400,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import type { EspeakEngine } from '../espeakEngine.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Messages from a provider's socket for one utterance, read with `await next()`. `end` and
  * `fail` finish the queue; an aborted signal makes `next` return undefined at once.

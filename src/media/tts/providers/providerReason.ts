@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 const MAX_REASON_CHARS = 300;
 
 /** The provider's own words from an error body (JSON `detail`/`message`/`error`, else text). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * A provider URL under the operator's base URL (http or https; a path prefix is kept, so a
  * gateway can serve several providers). `socket` turns http into ws and https into wss.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { z } from 'zod';
 import { VoiceUnavailableError, type EngineVoiceRef } from '../ttsEngine.js';
 

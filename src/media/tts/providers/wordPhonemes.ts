@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { EspeakEngine } from '../espeakEngine.js';
 import { DEFAULT_ESPEAK_VOICE } from '../espeakVoiceSettings.js';
 import type { PhonemeTiming, WordTiming } from '../ttsEngine.js';

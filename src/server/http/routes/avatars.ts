@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { AssetError } from '../../assets/assetError.js';
 import type { Context, Hono } from 'hono';
 import {

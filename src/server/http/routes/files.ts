@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Hono } from 'hono';
 import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../../api/index.js';
 import { ApiError } from '../apiError.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * How long a key's live count, as the database last answered it, refuses creates of that key
  * without asking the database again. Sessions this node ends forget it at once; only a session

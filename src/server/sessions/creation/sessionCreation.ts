@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import { ID_PREFIXES, newId, randomBase62, type CreateSessionRequest } from '../../../api/index.js';
 import { findStockVoice } from '../../../media/avatarCatalogue.js';

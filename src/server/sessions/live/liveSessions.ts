@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import { ID_PREFIXES, newId, type EndReason } from '../../../api/index.js';
 import type { MediaCore, MediaEndReason, MediaSession } from '../../../media/mediaCore.js';

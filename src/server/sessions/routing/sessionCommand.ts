@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 import { ERROR_CODES, type EndReason, type ErrorCode } from '../../../api/index.js';
 import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
 import { AssetError } from '../../assets/assetError.js';
