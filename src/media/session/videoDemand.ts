@@ -115,7 +115,7 @@ export class VideoDemand {
   private set(watched: boolean, why: string): void {
     if (this.stopped || watched === this.watched) return;
     this.watched = watched;
-    this.log.debug({ watched, why }, 'avatar video demand changed');
+    this.log.info({ watched, why }, 'avatar video demand changed');
     this.changed(watched);
   }
 }

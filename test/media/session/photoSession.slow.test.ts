@@ -128,6 +128,10 @@ async function lipSyncedSpeech(
     expect(rms(photo.client.audioBetween(p.from, p.to))).toBeGreaterThan(500);
     const frames = photo.client.framesBetween(p.from, p.to);
     expect(frames.every((f) => f.width === 512 && f.height === 512)).toBe(true);
+    // Frames received while it spoke, against 25 a second: a pause in the video shows here.
+    console.log(
+      `${where}: photo avatar: ${frames.length} frames in ${Math.round(p.to - p.from)} ms of speech`,
+    );
     console.log(
       `${where}: photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8); on arrival times ${p.onArrival.correlation.toFixed(3)} at ${p.onArrival.lagMs} ms; ${describeWindows(p.byWindow)}; ${describeSettle(p.steady)}`,
     );
