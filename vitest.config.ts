@@ -1,9 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/longestFirst.js';
+
+/**
+ * The workspace packages (`@visage-avatar/client`, `…/client/api`, `@visage-avatar/livekit-plugin`)
+ * from their TypeScript sources, as tsconfig.json's `paths` map them for tsc and tsx: tests need
+ * no build of the packages, and see the sources they change.
+ */
+const tsconfig = JSON.parse(readFileSync('tsconfig.json', 'utf8')) as {
+  compilerOptions: { paths: Record<string, [string]> };
+};
+const workspaceSources = Object.entries(tsconfig.compilerOptions.paths).map(([name, [path]]) => ({
+  find: new RegExp(`^${name}$`),
+  replacement: resolve(path),
+}));
 
 /** Suites that run a second time against a real PostgreSQL server (besides the embedded PGlite). */
-const ALSO_ON_POSTGRES = ['test/server/api.test.ts'];
+const ALSO_ON_POSTGRES = ['test/server/api.slow.test.ts'];
 
 export default defineConfig({
+  resolve: { alias: workspaceSources },
   test: {
     // rtc-node's debug lines off (VISAGE_RTC_LOG_LEVEL=debug turns them on).
     setupFiles: ['test/support/quietLogs.ts'],
@@ -11,6 +28,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: keep parallelism modest so media tests are not starved.
     maxWorkers: 2,
+    // The longest files first (test/fileDurations.json), so that none starts last and runs alone.
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

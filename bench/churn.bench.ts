@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * Churn soak: sessions created, joined by a viewer, made to speak and deleted, one after another
- * (a few at a time), while the resident memory of the Visage process, of its media workers and
+ * (a few at a time), while the resident memory of the Visage process, of its media processes and
  * of the LiveKit server process is sampled every 100 sessions. Memory must come back: the run
  * passes when the last sample is within 10 % of the first one taken after warm-up.
  *
  *   BENCH_CHURN_SESSIONS  sessions in all (default 1000)
  *   BENCH_CHURN_WARMUP    sessions before the reference sample (default 100)
  *   BENCH_CHURN_PARALLEL  sessions alive at once (default 4)
- *   BENCH_CHURN_WORKERS   media worker processes (default 1; 0 runs the media in the API process)
+ *   BENCH_CHURN_MEDIA_PROCESSES   media processes (default 1; 0 runs the media in the API process)
  *
  * Run through `npm run bench -- churn` (inside the benchmark network namespace).
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dispose } from '@livekit/rtc-node';
-import { VisageClient } from '../src/client/index.js';
+import { VisageClient } from '@visage-avatar/client';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { AvatarClient } from '../test/media/room/avatarClient.js';
 import { QUICK, recordFigures } from './support/figures.js';
 
 if (QUICK) {
@@ -35,20 +35,27 @@ const count = (name: string, fallback: number) => {
 const TOTAL = count('BENCH_CHURN_SESSIONS', 1000);
 const WARMUP = Math.min(count('BENCH_CHURN_WARMUP', 100), TOTAL);
 const PARALLEL = count('BENCH_CHURN_PARALLEL', 4);
-/** Media worker processes (0: the media in the API process, as the previous figures were taken). */
-const WORKERS = Number(process.env.BENCH_CHURN_WORKERS ?? 1);
+/** Media processes (0: the media in the API process, as the previous figures were taken). */
+const MEDIA_PROCESSES = Number(process.env.BENCH_CHURN_MEDIA_PROCESSES ?? 1);
 const SAMPLE_EVERY = Math.min(100, WARMUP);
 const TOLERANCE = 0.1;
 
 const node = spawn(
   process.execPath,
-  ['--expose-gc', '--import', 'tsx', 'bench/support/visageNode.ts', address, String(WORKERS)],
+  [
+    '--expose-gc',
+    '--import',
+    'tsx',
+    'bench/support/visageNode.ts',
+    address,
+    String(MEDIA_PROCESSES),
+  ],
   {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: {
       ...process.env,
       NODE_ENV: 'production',
-      // The media workers too collect their garbage before each sample (see MediaProcessMemory).
+      // The media processes too collect their garbage before each sample (see MediaProcessMemory).
       NODE_OPTIONS: [process.env.NODE_OPTIONS, '--expose-gc'].filter(Boolean).join(' '),
     },
   },
@@ -63,8 +70,8 @@ const memory = async () => {
   return (await nextLine()) as {
     rss: number;
     heapUsed: number;
-    workersRss: number;
-    workersHeap: number;
+    processesRss: number;
+    processesHeap: number;
     livekitRss: number;
     livekitHeap: number;
     livekitHeapTotal: number;
@@ -96,16 +103,16 @@ async function oneSession(i: number): Promise<void> {
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 console.log(
-  `churn: ${TOTAL} sessions, ${PARALLEL} at a time, ${WORKERS} media workers, reference after ${WARMUP} ` +
+  `churn: ${TOTAL} sessions, ${PARALLEL} at a time, ${MEDIA_PROCESSES} media processes, reference after ${WARMUP} ` +
     `(MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? 'unset'})`,
 );
 console.log(
-  'sessions | Visage RSS MB | heap MB | workers RSS MB | workers heap MB | LiveKit RSS MB | LiveKit heap MB (of) | s/100',
+  'sessions | Visage RSS MB | heap MB | media processes RSS MB | media processes heap MB | LiveKit RSS MB | LiveKit heap MB (of) | s/100',
 );
 let done = 0;
 let failed = 0;
 let next = 0;
-let reference: { rss: number; workersRss: number; livekitRss: number } | undefined;
+let reference: { rss: number; processesRss: number; livekitRss: number } | undefined;
 let last = await memory();
 let lapStart = performance.now();
 const sample = async () => {
@@ -113,7 +120,7 @@ const sample = async () => {
   const per100 = ((performance.now() - lapStart) / 1000 / SAMPLE_EVERY) * 100;
   lapStart = performance.now();
   console.log(
-    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.workersRss).padStart(14)} | ${mb(last.workersHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${`${mb(last.livekitHeap)} (${mb(last.livekitHeapTotal)})`.padStart(20)} | ${per100.toFixed(0)}`,
+    `${String(done).padStart(8)} | ${mb(last.rss).padStart(13)} | ${mb(last.heapUsed).padStart(7)} | ${mb(last.processesRss).padStart(14)} | ${mb(last.processesHeap).padStart(15)} | ${mb(last.livekitRss).padStart(14)} | ${`${mb(last.livekitHeap)} (${mb(last.livekitHeapTotal)})`.padStart(20)} | ${per100.toFixed(0)}`,
   );
   if (done === WARMUP) reference = last;
 };
@@ -144,21 +151,21 @@ const ref = reference ?? last;
 const growth = (now: number, then: number) => (now - then) / then;
 const visageGrowth = growth(last.rss, ref.rss);
 const livekitGrowth = growth(last.livekitRss, ref.livekitRss);
-const workersGrowth = WORKERS > 0 ? growth(last.workersRss, ref.workersRss) : 0;
+const processesGrowth = MEDIA_PROCESSES > 0 ? growth(last.processesRss, ref.processesRss) : 0;
 console.log(
   `after ${done} sessions (${failed} failed): Visage RSS ${(visageGrowth * 100).toFixed(1)} %, ` +
-    `media workers RSS ${(workersGrowth * 100).toFixed(1)} %, ` +
+    `media processes RSS ${(processesGrowth * 100).toFixed(1)} %, ` +
     `LiveKit RSS ${(livekitGrowth * 100).toFixed(1)} % against the sample after warm-up ` +
     `(limit ${TOLERANCE * 100} %)`,
 );
 await recordFigures('churn', {
   sessions: done,
   failed,
-  workers: WORKERS,
-  rssGrowth: { visage: visageGrowth, mediaWorkers: workersGrowth, livekit: livekitGrowth },
+  processes: MEDIA_PROCESSES,
+  rssGrowth: { visage: visageGrowth, mediaProcesses: processesGrowth, livekit: livekitGrowth },
   afterWarmup: ref,
   atEnd: last,
 });
 if (failed > 0) process.exit(1);
-const grew = visageGrowth > TOLERANCE || workersGrowth > TOLERANCE || livekitGrowth > TOLERANCE;
+const grew = visageGrowth > TOLERANCE || processesGrowth > TOLERANCE || livekitGrowth > TOLERANCE;
 if (grew) process.exit(1);

@@ -44,7 +44,7 @@ try {
         livekit: { url: lk.url, apiKey: lk.apiKey, apiSecret: lk.apiSecret },
         // The driving calls' session and the burst's 9 fit on the two nodes.
         maxSessions: 6,
-        workers: 1,
+        processes: 1,
         env: { VISAGE_LOG_LEVEL: 'warn' },
       }),
     );

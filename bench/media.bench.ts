@@ -4,19 +4,26 @@
  *   create -> avatar video subscribed, speak -> first audible audio, interrupt -> silence,
  *   audio/video lip-sync offset (mouth opening against the audio envelope, at the subscriber),
  *   server CPU per session, and how many concurrent speaking sessions keep full frame rate and
- *   unbroken audio on this machine, per media worker count and video codec.
+ *   unbroken audio on this machine, per media process count and video codec.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { availableParallelism } from 'node:os';
 import { dispose } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
-import { VisageClient } from '../src/client/index.js';
+import { VisageClient } from '@visage-avatar/client';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { AVATAR_VIDEO_CODECS, type AvatarVideoCodec } from '../src/media/session/index.js';
-import { AvatarClient, meanJitterBufferMs } from '../test/media/session/avatarClient.js';
+import { AVATAR_VIDEO_CODECS, type AvatarVideoCodec } from '../src/media/room/index.js';
+import { AvatarClient, meanJitterBufferMs } from '../test/media/room/avatarClient.js';
 import { QUICK, median, recordFigures, rounds, summary } from './support/figures.js';
 import { startBenchNode, type BenchNode } from './support/benchNode.js';
+import { clientCapacity } from './support/clientDensity.js';
+import {
+  frameCostTable,
+  measureFrameCost,
+  measurePublishedCost,
+  VARIANTS,
+} from './support/frameCost.js';
 
 const address = process.env.VISAGE_TEST_ADDRESS;
 if (!address) throw new Error('run through `npm run bench` (needs the namespace address)');
@@ -30,15 +37,16 @@ const LONG =
 const profile = process.env.BENCH_PROFILE
   ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
   : [];
-/** Media worker processes per configuration measured (BENCH_WORKERS, e.g. `0,1,2`). */
-const WORKER_CONFIGS = (
-  process.env.BENCH_WORKERS ?? (QUICK ? `${availableParallelism()}` : `1,${availableParallelism()}`)
+/** Media processes per configuration measured (BENCH_MEDIA_PROCESSES, e.g. `0,1,2`). */
+const PROCESS_CONFIGS = (
+  process.env.BENCH_MEDIA_PROCESSES ??
+  (QUICK ? `${availableParallelism()}` : `1,${availableParallelism()}`)
 )
   .split(',')
   .map(Number);
 /**
  * The avatars' video codecs measured for density (BENCH_CODECS, e.g. `h264,vp8`): the default
- * (H.264) with every worker configuration, then each other codec with the last one.
+ * (H.264) with every media process configuration, then each other codec with the last one.
  */
 const CODECS = (process.env.BENCH_CODECS ?? (QUICK ? 'h264' : 'h264,vp8'))
   .split(',')
@@ -51,14 +59,17 @@ const CODECS = (process.env.BENCH_CODECS ?? (QUICK ? 'h264' : 'h264,vp8'))
     return codec;
   });
 const DENSITY_CONFIGS = CODECS.flatMap((codec, i) =>
-  (i === 0 ? WORKER_CONFIGS : WORKER_CONFIGS.slice(-1)).map((workers) => ({ workers, codec })),
+  (i === 0 ? PROCESS_CONFIGS : PROCESS_CONFIGS.slice(-1)).map((processes) => ({
+    processes,
+    codec,
+  })),
 );
 
-/** A Visage node (API + embedded LiveKit child + `workers` media workers) in its own process. */
-const startNode = (workers: number, codec: AvatarVideoCodec = CODECS[0]!) =>
+/** A Visage node (API, embedded LiveKit child, `processes` media processes) in its own process. */
+const startNode = (processes: number, codec: AvatarVideoCodec = CODECS[0]!) =>
   startBenchNode({
     address: address!,
-    workers,
+    processes,
     nodeFlags: profile,
     env: { VISAGE_VIDEO_CODEC: codec },
   });
@@ -159,8 +170,53 @@ function lipSyncOffset(client: AvatarClient, fromMs: number, toMs: number): numb
   return best * step;
 }
 
-// ---- latencies, five rounds (with the default: a worker per core) ---------------------------
-const latencyNode = await startNode(WORKER_CONFIGS.at(-1)!);
+// ---- where a speaking frame's CPU goes, per piece and per thread (issue 47) ----------------
+// First, on a machine not yet busy with the rest: each piece of Visage's own per-frame work in
+// this process, then one speaking avatar's media alone in a process, before issue 47's change
+// and now, alternately (CPU time, not wall time: the machine may be loaded).
+const frameCost = await measureFrameCost(AVATAR);
+console.log("\nA speaking frame's pieces, each alone in this process (CPU time)");
+console.table(frameCostTable(frameCost));
+const published = await measurePublishedCost(address, AVATAR, QUICK ? 1 : 3);
+console.log(
+  "One speaking avatar's media alone in a process, no TTS (the embedded LiveKit and a decoding viewer in others): before issue 47's change (rtc-node's native logs forwarded to JavaScript), now, in client mode (no video; the face stream), and the audio alone (the floor under both), in turn",
+);
+console.table(
+  published.map((p) => ({
+    variant: p.variant,
+    'process (cores)': p.processCores.toFixed(3),
+    'JavaScript thread': p.mainThreadCores.toFixed(3),
+    'H.264 encoder (EncoderQueue)': (p.threads.EncoderQueue ?? 0).toFixed(3),
+    'Opus (AudioEncoder)': (p.threads.AudioEncoder ?? 0).toFixed(3),
+    'log records/s to JS': p.logRecordsPerS.toFixed(0),
+    'video kbps': p.kbps.toFixed(0),
+    'encode ms/frame': p.encodeMsPerFrame.toFixed(2),
+    'mean QP': p.meanQp.toFixed(1),
+    'viewer fps': p.viewerFps.toFixed(1),
+    freezes: p.viewerFreezes,
+    'embedded LiveKit (cores)': p.livekitCores.toFixed(3),
+  })),
+);
+const threadNames = [...new Set(published.flatMap((p) => Object.keys(p.threads)))];
+console.log('The same, per thread (cores, median of each variant)');
+console.table(
+  Object.fromEntries(
+    threadNames.map((name) => [
+      name,
+      Object.fromEntries(
+        VARIANTS.map((v) => [
+          v,
+          median(published.filter((p) => p.variant === v).map((p) => p.threads[name] ?? 0)).toFixed(
+            3,
+          ),
+        ]),
+      ),
+    ]),
+  ),
+);
+
+// ---- latencies, five rounds (with the default: a media process per core) -------------------
+const latencyNode = await startNode(PROCESS_CONFIGS.at(-1)!);
 const visage = latencyNode.visage;
 const createToVideo: number[] = [];
 const createToVideoViewerIn: number[] = [];
@@ -169,7 +225,7 @@ const interruptToSilence: number[] = [];
 const lipSync: number[] = [];
 /** speak -> first audible audio, stage by stage (ms), from the media's marks and the client. */
 const speakStages: Record<string, number[]> = {
-  'HTTP + session manager + IPC to the media worker': [],
+  'HTTP + session manager + IPC to the media process': [],
   'waiting behind other utterances': [],
   'TTS first chunk': [],
   'resample + handed to the AudioSource': [],
@@ -279,7 +335,7 @@ for (let round = 0; round < rounds(); round++) {
 
 await latencyNode.quit();
 
-// ---- capacity: concurrent speaking sessions, per worker configuration -------------------------
+// ---- capacity: concurrent speaking sessions, per media process configuration ---------------
 // One viewer per session, on this machine too: it receives and decodes the avatar's video and
 // plays out its audio, as a browser would, and what it got is read from its receiver's
 // statistics. (The latency rounds above read every frame into JavaScript to measure the mouth;
@@ -386,12 +442,26 @@ async function capacity(node: BenchNode): Promise<Step[]> {
   return steps;
 }
 
-const capacities: { workers: number; codec: AvatarVideoCodec; steps: Step[] }[] = [];
-for (const { workers, codec } of DENSITY_CONFIGS) {
-  const node = await startNode(workers, codec);
-  capacities.push({ workers, codec, steps: await capacity(node) });
+const capacities: { processes: number; codec: AvatarVideoCodec; steps: Step[] }[] = [];
+for (const { processes, codec } of DENSITY_CONFIGS) {
+  const node = await startNode(processes, codec);
+  capacities.push({ processes, codec, steps: await capacity(node) });
   await node.quit();
 }
+
+// Client mode (issue 48): the same speaking scenario with no video, the face as a text stream,
+// on the last media process configuration.
+const clientProcesses = PROCESS_CONFIGS.at(-1)!;
+const clientNode = await startNode(clientProcesses);
+const clientSteps = await clientCapacity(clientNode, {
+  avatarId: AVATAR,
+  text: LONG,
+  steps: (process.env.BENCH_CLIENT_SESSIONS ?? (QUICK ? '1,4' : '1,4,8,12,16,24,32'))
+    .split(',')
+    .map(Number),
+  windowMs: Number(process.env.BENCH_WINDOW_MS ?? (QUICK ? 3_000 : 6_000)),
+});
+await clientNode.quit();
 
 const fmt = (xs: number[]) =>
   `${median(xs).toFixed(0)} ms (${xs.map((x) => x.toFixed(0)).join(', ')})`;
@@ -416,11 +486,11 @@ console.log('create -> avatar video at subscriber, where the time goes (ms):');
 stageTable(createStages);
 console.log('speak -> first audible audio, where the time goes (ms):');
 stageTable(speakStages);
-const configName = (workers: number, codec: AvatarVideoCodec) =>
-  `${codec === 'h264' ? 'H.264' : 'VP8'}, ${workers === 0 ? 'media in the API process' : `${workers} media worker${workers > 1 ? 's' : ''}`}`;
-for (const { workers, codec, steps } of capacities) {
+const configName = (processes: number, codec: AvatarVideoCodec) =>
+  `${codec === 'h264' ? 'H.264' : 'VP8'}, ${processes === 0 ? 'media in the API process' : `${processes} media process${processes > 1 ? 's' : ''}`}`;
+for (const { processes, codec, steps } of capacities) {
   console.log(
-    `Concurrent speaking sessions, ${configName(workers, codec)} (the embedded LiveKit server in its own process, as under \`visage dev\`; a viewer per session in another, decoding)`,
+    `Concurrent speaking sessions, ${configName(processes, codec)} (the embedded LiveKit server in its own process, as under \`visage dev\`; a viewer per session in another, decoding)`,
   );
   console.table(
     steps.map((s) => ({
@@ -439,13 +509,52 @@ for (const { workers, codec, steps } of capacities) {
 }
 console.log('Sustained at full frame rate with unbroken audio, side by side:');
 console.table(
-  capacities.map(({ workers, codec, steps }) => ({
-    configuration: configName(workers, codec),
+  capacities.map(({ processes, codec, steps }) => ({
+    configuration: configName(processes, codec),
     sessions: steps.filter((s) => s.ok).at(-1)?.sessions ?? 0,
     'tried up to': steps.at(-1)?.sessions,
   })),
 );
+console.log(
+  `Concurrent speaking sessions in client mode, ${clientProcesses} media process${clientProcesses === 1 ? '' : 'es'} (no video; the face as the visage.face text stream; a viewer per session counting its face lines)`,
+);
+console.table(
+  clientSteps.map((s) => ({
+    sessions: s.sessions,
+    'min face lines/s (25 = all)': s.minFaceRate.toFixed(1),
+    'most face writes/s': s.maxWritesPerS.toFixed(1),
+    'min audio packets/s (50 = all)': s.minAudioPacketsPerS.toFixed(0),
+    'most audio made up': `${(s.maxConcealed * 100).toFixed(2)} %`,
+    'Visage CPU per session (cores)': s.cpuPerSession.toFixed(3),
+    'embedded LiveKit CPU per session': s.livekitCpuPerSession.toFixed(3),
+    'full rate': s.ok ? 'yes' : 'no',
+  })),
+);
+/** Visage's cores per speaking session at the largest step held at full rate. */
+const perSession = (steps: { ok: boolean; cpuPerSession: number }[]) =>
+  steps.filter((s) => s.ok).at(-1)?.cpuPerSession;
+const videoSame = capacities.find((c) => c.processes === clientProcesses && c.codec === CODECS[0]);
+const videoCost = videoSame && perSession(videoSame.steps);
+const clientCost = perSession(clientSteps);
+console.log("Speaking sessions per core on Visage's side, video against client mode (same run):");
+console.table({
+  video: {
+    'cores per session': videoCost?.toFixed(3) ?? '-',
+    'sessions per core': videoCost ? (1 / videoCost).toFixed(1) : '-',
+  },
+  client: {
+    'cores per session': clientCost?.toFixed(3) ?? '-',
+    'sessions per core': clientCost ? (1 / clientCost).toFixed(1) : '-',
+  },
+  'client / video': {
+    'cores per session': '',
+    'sessions per core': videoCost && clientCost ? (videoCost / clientCost).toFixed(1) : '-',
+  },
+});
 await recordFigures('media', {
+  clientMode: { processes: clientProcesses, steps: clientSteps },
+  frameCost,
+  publishedCost: published,
   createToVideoMs: summary(createToVideo),
   createToVideoViewerInMs: summary(createToVideoViewerIn),
   createStagesMs: Object.fromEntries(
@@ -455,8 +564,8 @@ await recordFigures('media', {
   speakStagesMs: Object.fromEntries(Object.entries(speakStages).map(([k, xs]) => [k, summary(xs)])),
   interruptToSilenceMs: summary(interruptToSilence),
   lipSyncOffsetMs: summary(lipSync),
-  sustained: capacities.map(({ workers, codec, steps }) => ({
-    workers,
+  sustained: capacities.map(({ processes, codec, steps }) => ({
+    processes,
     codec,
     sessions: steps.filter((s) => s.ok).at(-1)?.sessions ?? 0,
     steps,

@@ -8,7 +8,7 @@
  *   the mouth as a viewer sees it, per usable portrait of the labelled set (issue 31): identity
  *   of the widest-open frame, chin drop, the inner mouth's top band against its middle, the
  *   upper teeth kept, the share of frames with closed lips while it says a sentence full of p,
- *   b and m, and up close (issue 43) the flat share, the inner / outer lip edge and the dark's
+ *   b and m (by the face mesh, face-api and the pixels between the lips), and up close (issue 43) the flat share, the inner / outer lip edge and the dark's
  *   saturation beside their range on the set's real open mouths; BENCH_PHOTO_SHEET=file.png
  *   also writes their contact sheet there and one of the mouth up close (3x) beside it;
  *   CPU per speaking session in a real room, photo vs stock, 1 and 4 sessions at once.
@@ -22,10 +22,15 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { dispose } from '@livekit/rtc-node';
 import sharp from 'sharp';
-import { VisageClient } from '../src/client/index.js';
+import { VisageClient } from '@visage-avatar/client';
 import { AVATAR_CATALOGUE, findStockVoice } from '../src/media/avatarCatalogue.js';
 import { VISEMES } from '../src/media/lipsync/index.js';
-import { buildPhotoAvatar, decodePhotoBuild, photoThreadPool } from '../src/media/photo/index.js';
+import {
+  buildPhotoAvatar,
+  decodePhotoBuild,
+  PhotoError,
+  photoThreadPool,
+} from '../src/media/photo/index.js';
 import {
   createAtlasFaceRenderer,
   createFaceRenderer,
@@ -40,7 +45,7 @@ import {
   type BuiltPortrait,
 } from '../test/media/photo/mouthFigures.js';
 import { CLOSED_FRAMES_GOAL, measureLipClosure } from '../test/media/photo/lipClosure.js';
-import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { AvatarClient } from '../test/media/room/avatarClient.js';
 import { rangeOf, rangeRow, realMouths, upCloseFailures } from '../test/support/mouthUpClose.js';
 import { openMouthedPortraits, usablePortraits } from '../test/support/portraitSet.js';
 import { QUICK, median, recordFigures, rounds as roundsOf } from './support/figures.js';
@@ -73,7 +78,16 @@ async function timeBuild(name: string, picture: Uint8Array, n: number) {
   let voice = '';
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    const out = await buildPhotoAvatar(picture, { atlasId: 'bench' });
+    let out;
+    try {
+      out = await buildPhotoAvatar(picture, { atlasId: 'bench' });
+    } catch (err) {
+      // A refusal (a group photo: multiple_faces) is timed as what the user waits for.
+      if (!(err instanceof PhotoError)) throw err;
+      totals.push(performance.now() - t0);
+      voice = `refused: ${err.code}`;
+      continue;
+    }
     totals.push(performance.now() - t0);
     last = out.timings;
     voice = `${findStockVoice(out.voice.voiceId)?.name} (${out.voice.register}, P(man) ${out.voice.maleProbability.toFixed(2)})`;
@@ -82,14 +96,18 @@ async function timeBuild(name: string, picture: Uint8Array, n: number) {
   builds[name] = {
     'total (median)': `${median(totals).toFixed(0)} ms`,
     each: totals.map((t) => t.toFixed(0)).join(', '),
-    'decode / detect / build / encode (last)': `${last.decode} / ${last.detect} / ${last.build} / ${last.encode} ms`,
+    'decode / detect / build / encode (last)':
+      last.decode === undefined
+        ? '-'
+        : `${last.decode} / ${last.detect} / ${last.build} / ${last.encode} ms`,
     'default voice': voice,
   };
 }
 await timeBuild('first build (loads the face models)', astronaut, 1);
 await timeBuild('512x512 portrait (PNG)', astronaut, rounds);
 await timeBuild('2000x2000 portrait (JPEG)', upscaled, rounds);
-await timeBuild('1920x1537 group photo, 4 faces (JPEG)', group, rounds);
+// Refused since issue 43's round (an avatar is made from one face): the time to say so.
+await timeBuild('1920x1537 group photo, 4 faces (JPEG): the refusal', group, rounds);
 
 // ---- the mouth as a viewer sees it ---------------------------------------------------------------
 const mouthTable: Record<string, Record<string, string>> = {};
@@ -99,20 +117,24 @@ const upCloseRange = rangeOf(
   (await realMouths(await openMouthedPortraits())).map((m) => m.figures),
 );
 mouthTable['REAL OPEN MOUTHS (range)'] = rangeRow(upCloseRange);
-for (const [i, portrait] of (await usablePortraits()).entries()) {
+for (const portrait of await usablePortraits()) {
   try {
-    const built = await measurePortrait(portrait.bytes, `bench-mouth-${i}`);
+    const built = await measurePortrait(portrait.bytes);
     const failures = [
       ...mouthFailures(built.figures),
       ...upCloseFailures(built.figures.upClose, upCloseRange),
     ];
     const lips = await measureLipClosure(built.atlas);
-    if (!(lips.closedShare >= CLOSED_FRAMES_GOAL)) {
-      failures.push(`closed lips in ${(lips.closedShare * 100).toFixed(1)} % of frames`);
+    // Held to the mesh: the pixels between the lips read a made open mouth under dark lips
+    // closed (docs/photo-avatars.md), so their column is printed, not held.
+    if (!(lips.mesh.closedShare >= CLOSED_FRAMES_GOAL)) {
+      failures.push(`closed lips in ${(lips.mesh.closedShare * 100).toFixed(1)} % of frames`);
     }
     mouthTable[portrait.name] = {
       ...figuresRow(built.figures),
-      'closed lips, m/b/p sentence (>= 5 %)': `${(lips.closedShare * 100).toFixed(1)} %`,
+      'closed lips, m/b/p sentence (>= 5 %; mesh)': `${(lips.mesh.closedShare * 100).toFixed(1)} %`,
+      'closed lips (face-api)': `${(lips.faceApi.closedShare * 100).toFixed(1)} %`,
+      'closed lips (pixels between them)': `${(lips.pixels.closedShare * 100).toFixed(1)} %`,
       goals: failures.length ? `missed: ${failures.join('; ')}` : 'met',
     };
     sheetRows.push({ name: portrait.name, built });

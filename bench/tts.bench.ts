@@ -11,7 +11,7 @@
  * others: on a machine that runs cold code slowly, the first figure pays for every path a speak
  * takes having been idle.
  * Visage runs as `visage dev` runs it: a node process with the API, the embedded LiveKit server
- * in its own process and a media worker per core; the fakes, the subscriber and the plain
+ * in its own process and a media process per core; the fakes, the subscriber and the plain
  * participant run in this process.
  * Run through `npm run bench` (inside the benchmark network namespace).
  */
@@ -30,13 +30,13 @@ import {
 } from '@livekit/rtc-node';
 import { AccessToken } from 'livekit-server-sdk';
 import { AVATAR_CATALOGUE } from '../src/media/avatarCatalogue.js';
-import { AUDIO_FRAME_SAMPLES, AUDIO_QUEUE_MS, AUDIO_RATE } from '../src/media/session/index.js';
+import { AUDIO_FRAME_SAMPLES, AUDIO_QUEUE_MS, AUDIO_RATE } from '../src/media/room/index.js';
 import { stopEspeakThread } from '../src/media/tts/index.js';
 import { CartesiaFake } from '../test/fakes/cartesiaFake.js';
 import { ElevenLabsFake } from '../test/fakes/elevenLabsFake.js';
 import type { FakeProvider } from '../test/fakes/fakeProvider.js';
 import { fakeSpeech } from '../test/fakes/fakeSpeech.js';
-import { AvatarClient } from '../test/media/session/avatarClient.js';
+import { AvatarClient } from '../test/media/room/avatarClient.js';
 import { startBenchNode, type BenchNode } from './support/benchNode.js';
 import { median, recordFigures, rounds, summary } from './support/figures.js';
 
@@ -49,8 +49,8 @@ const SENTENCE =
   'The avatar speaks this sentence so that we can measure how quickly its voice arrives.';
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const clip = new Uint8Array(readFileSync('test/fixtures/audio/voice-flite-rms-male.ogg'));
-/** Media worker processes, one per core as under `visage dev`. */
-const WORKERS = availableParallelism();
+/** Media processes, one per core as under `visage dev`. */
+const MEDIA_PROCESSES = availableParallelism();
 
 /** The measured session's speak path, and when the client last wrote it to its socket. */
 let measuredSpeakPath = '';
@@ -147,7 +147,7 @@ interface Row {
 
 const STAGES = [
   'client: the call -> the request on its socket',
-  'network, API, session manager, hand-over to the media worker',
+  'network, API, session manager, hand-over to the media process',
   'waiting behind other utterances',
   "engine's first chunk (the provider's own delay included)",
   'resample + handed to the AudioSource',
@@ -166,7 +166,7 @@ async function measure(
 ): Promise<Row[]> {
   const node = await startBenchNode({
     address: address!,
-    workers: WORKERS,
+    processes: MEDIA_PROCESSES,
     env: { VISAGE_TTS_ENGINE: engine, ...env },
   });
   try {

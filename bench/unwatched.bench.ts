@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What unwatched avatars cost `visage dev`, measured from outside as an operator would: a fresh
 // data directory, a key made with the CLI, `visage dev` started, N sessions created that nobody
-// joins, then the CPU of its whole process tree (API, media workers, embedded LiveKit) over a
+// joins, then the CPU of its whole process tree (API, media processes, embedded LiveKit) over a
 // window once LiveKit's dynacast wait (10 s) is over; then a viewer joins one session and the
 // time from its connect to its first video frame, and its frame rate, are printed.
 // Run with `npm run bench -- unwatched` (BENCH_UNWATCHED=N sessions, default 8;
@@ -123,7 +123,7 @@ interface CreatedSession {
   participant_token: string;
 }
 
-// The start-up's own work (media workers warming up) settles first.
+// The start-up's own work (media processes warming up) settles first.
 await sleep(20_000);
 const idle = await cores(10);
 console.log(`no session: ${idle.toFixed(3)} cores`);
@@ -162,6 +162,22 @@ const firstFrameMs = frames[0]! - connectAt;
 await sleep(3000);
 const fps = frames.filter((t) => t > frames[0]! + 1000 && t <= frames[0]! + 3000).length / 2;
 console.log(`viewer: first frame ${Math.round(firstFrameMs)} ms after connect, then ${fps} fps`);
+
+// Issue 47 item 3: what the watched session costs while it does not speak, beside the N - 1
+// unwatched ones (the viewer decodes in this process, outside the tree): listening (the avatar
+// idles at full rate, as it does while the user speaks; the user's audio itself is not here),
+// then parked (`waiting_state`, the parked frame rate).
+const STATE_WINDOW_S = Number(process.env.BENCH_UNWATCHED_STATE_S ?? 15);
+const othersCores = idle + ((unwatched - idle) * (N - 1)) / N;
+await sleep(2000);
+const listening = (await cores(STATE_WINDOW_S)) - othersCores;
+console.log(`watched, listening (idle at full rate): ${listening.toFixed(4)} cores`);
+await call('POST', `/v1/sessions/${sessions[0]!.session_id}/waiting_state`, { waiting: true });
+await sleep(2000);
+const parkedFrom = frames.length;
+const parked = (await cores(STATE_WINDOW_S)) - othersCores;
+const parkedFps = (frames.length - parkedFrom) / STATE_WINDOW_S;
+console.log(`watched, parked: ${parked.toFixed(4)} cores (${parkedFps.toFixed(1)} fps received)`);
 await viewer.disconnect();
 for (const s of sessions)
   await call('DELETE', `/v1/sessions/${s.session_id}`).catch(() => undefined);

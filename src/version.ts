@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: GPL-3.0-or-later
 import pkg from '../package.json' with { type: 'json' };
 
 /** The package version, reported by `/healthz`, the OpenAPI document and `visage --version`. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Runs one command inside a private test network namespace, as `npm test` runs vitest:
-//   node test/inNetns.js npx vitest run test/media/session/avatarInputs.slow.test.ts
+//   node test/inNetns.js npx vitest run test/media/room/avatarInputs.slow.test.ts
 // For working on one WebRTC suite without the static checks and the rest of the run. Root only.
 import { runChild } from './runChild.js';
 import { NETNS_ADDRESSES, openNamespace } from './netns.js';

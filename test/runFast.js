@@ -2,9 +2,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `npm run test:fast`: the tests a developer runs on every change. A test file's name says its
 // tier: `*.slow.test.ts` needs WebRTC (the test network namespace), a browser, child processes
-// or the face networks (photo avatars: seconds per picture), `*.postgres.test.ts` a PostgreSQL
-// server; every other `*.test.ts` is fast (unit tests and in-process HTTP tests: a real server
-// and the embedded database in this process). `npm test` runs every tier, and CI runs `npm test`.
+// or the face networks (photo avatars: seconds per picture), or took over 10 s in a whole run
+// (test/fileDurations.json), `*.postgres.test.ts` a PostgreSQL server; every other `*.test.ts`
+// is fast (unit tests and short in-process HTTP tests: a real server and the embedded database
+// in this process). test/architecture/tiers.test.ts holds the names to this. `npm test` runs
+// every tier, and CI runs `npm test`.
 //   npm run test:fast                       every fast file
 //   npm run test:fast -- test/server        the fast files under a folder (vitest filters)
 import { readdirSync } from 'node:fs';
@@ -32,4 +34,11 @@ if (files.length === 0) {
   process.exit(1);
 }
 console.log(`== test:fast: ${files.length} files (npm test runs every file)`);
-process.exit(await runChild(['npx', 'vitest', 'run', '--project', 'embedded', ...files]));
+// Without isolation: each worker imports the service's modules (hono, PGlite, zod, the media
+// core) once for all its files instead of once per file, which was most of the tier's CPU (252
+// CPU-s isolated, 155 without, the same 80 files and 450 tests in one run). A fast file must not
+// rely on a fresh module graph; one that needs it resets it (vi.resetModules, as
+// faceRenderer.test.ts does). `npm test` and CI still run every file isolated.
+process.exit(
+  await runChild(['npx', 'vitest', 'run', '--project', 'embedded', '--no-isolate', ...files]),
+);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /**
  * The bench's side of a Visage node (bench/support/visageNode.ts) in its own process: the
- * embedded LiveKit server in a child process, the API, and `workers` media worker processes
+ * embedded LiveKit server in a child process, the API, and `processes` media processes
  * (0: media in the node's process), as `visage dev` runs them. Answers its questions over stdin
  * and stdout.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { VisageClient } from '../../src/client/index.js';
+import { VisageClient } from '@visage-avatar/client';
 import type { FirstAudioMarks, JoinMarks } from './firstAudioLog.js';
 
 export interface CpuSample {
@@ -21,7 +21,7 @@ export interface CpuSample {
 export interface BenchNodeOptions {
   /** The benchmark network namespace's address the node's LiveKit server listens on. */
   address: string;
-  workers: number;
+  processes: number;
   /** Extra node flags before the script (e.g. `--cpu-prof`). */
   nodeFlags?: string[];
   /** Added to the node's environment (e.g. `VISAGE_TTS_ENGINE` and a provider's settings). */
@@ -37,7 +37,7 @@ export async function startBenchNode(o: BenchNodeOptions) {
       'tsx',
       'bench/support/visageNode.ts',
       o.address,
-      String(o.workers),
+      String(o.processes),
     ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -53,7 +53,7 @@ export async function startBenchNode(o: BenchNodeOptions) {
     livekit: { url: string; apiKey: string; apiSecret: string };
   };
   return {
-    workers: o.workers,
+    processes: o.processes,
     livekit,
     visage: new VisageClient({ apiKey: secret, baseUrl: apiUrl, maxRetries: 0 }),
     cpu: async () => {

@@ -2,7 +2,7 @@
 /**
  * The node of the burst bench (bench/burst.bench.ts), in its own process as `visage dev` runs:
  * the embedded database, the embedded LiveKit server in its own process on the namespace
- * address (argv[2]), the real media core in one worker process. Creates argv[3] keys with a cap
+ * address (argv[2]), the real media core in one media process. Creates argv[3] keys with a cap
  * of argv[4] and prints one JSON line (the API's URL and the keys' secrets). Then, on stdin:
  * `start` begins a burst's record and `report` prints it as one JSON line (NodeRecord); `quit`
  * stops it.
@@ -31,7 +31,7 @@ export interface NodeRecord {
   /**
    * The event loop's thread over the burst (Linux' schedstat, absent elsewhere): milliseconds
    * it ran, and milliseconds it was ready to run but waited for a core (the machine's other
-   * processes: the media worker, the LiveKit server, the bench's client).
+   * processes: the media process, the LiveKit server, the bench's client).
    */
   loopThread?: { ranMs: number; waitedMs: number };
 }
@@ -75,9 +75,11 @@ const log = pino(
 const lk = await startBenchLivekit(address);
 const livekit = lk.process;
 const server = await startVisage(
-  { ...benchNodeConfig(lk, 'visage-burst-'), mediaWorkers: 1 },
+  { ...benchNodeConfig(lk, 'visage-burst-'), mediaProcesses: 1 },
   { log },
 );
+// The node listens while its media process starts; the burst is measured against a started one.
+await server.media;
 const secrets: string[] = [];
 for (let i = 0; i < keyCount; i++) {
   secrets.push((await keyAdmin.create(server.store, `burst-${i}`, cap)).secret);

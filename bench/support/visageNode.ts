@@ -2,10 +2,10 @@
 /**
  * A Visage node for benchmarks, in its own process so that its CPU is measured apart from the
  * subscribers: the embedded LiveKit server plus the API with the real media core, on the
- * namespace address; argv[3] media worker processes (0, the default: media in this process).
+ * namespace address; argv[3] media processes (0, the default: media in this process).
  * Prints one JSON line when ready (the API's URL and key, the LiveKit server's URL and keys);
- * answers "cpu" on stdin with its CPU time (its media workers' included), "mem" with its resident
- * memory, its media workers' and the LiveKit process's, "marks <utterance>" with an utterance's
+ * answers "cpu" on stdin with its CPU time (its media processes' included), "mem" with its resident
+ * memory, its media processes' and the LiveKit process's, "marks <utterance>" with an utterance's
  * way to its first audio and "join <room>" with the steps of the avatar's join into that room.
  */
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { readEnvironment } from '../../src/cli/environment.js';
 import { benchNodeConfig, startBenchLivekit } from './benchLivekit.js';
 import { mediaSettingsFrom } from '../../src/cli/mediaSettings.js';
 import type { MediaAssets } from '../../src/media/mediaCore.js';
-import { LiveKitMediaCore } from '../../src/media/session/index.js';
+import { LiveKitMediaCore } from '../../src/media/room/index.js';
 import { TtsEngines } from '../../src/media/tts/index.js';
 import type { FileStorage } from '../../src/server/assets/fileStorage.js';
 import { ProcessPoolMediaCore } from '../../src/media/mediaProcesses/index.js';
@@ -24,9 +24,9 @@ import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage } from '../../src/server/runtime.js';
 
 const address = process.argv[2]!;
-const workers = Number(process.argv[3] ?? 0);
+const processes = Number(process.argv[3] ?? 0);
 // Logs go to stderr (warnings and worse): stdout is the answer channel to the bench. The media's
-// "first audio" lines (from this process or its workers) are kept for the "marks" request.
+// "first audio" lines (from this process or its media processes) are kept for the "marks" request.
 const { log, marks: firstAudio, joins } = firstAudioLog();
 const lk = await startBenchLivekit(address);
 const livekit = lk.process;
@@ -41,10 +41,10 @@ const assets: MediaAssets = {
 const settings = mediaSettingsFrom(readEnvironment());
 const tts = new TtsEngines(settings.tts);
 const media =
-  workers > 0
+  processes > 0
     ? await ProcessPoolMediaCore.create({
         log,
-        workers,
+        processes,
         assets,
         videoCodec: settings.videoCodec,
         tts: settings.tts,
@@ -74,7 +74,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     const u = process.cpuUsage();
     const eventLoop = performance.eventLoopUtilization(eluMark).utilization;
     eluMark = performance.eventLoopUtilization();
-    // With workers: the busiest worker's event loop is what limits the node.
+    // With media processes: the busiest media process's event loop is what limits the node.
     const pool = media instanceof ProcessPoolMediaCore ? await media.stats() : [];
     process.stdout.write(
       `${JSON.stringify({
@@ -90,11 +90,11 @@ for await (const line of createInterface({ input: process.stdin })) {
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
     const pool = media instanceof ProcessPoolMediaCore ? await media.memory() : [];
-    const workersRss = pool.reduce((sum, w) => sum + w.rss, 0);
-    const workersHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
+    const processesRss = pool.reduce((sum, w) => sum + w.rss, 0);
+    const processesHeap = pool.reduce((sum, w) => sum + w.heapUsed, 0);
     const lkMemory = await livekit.memory();
     process.stdout.write(
-      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, workersRss, workersHeap, livekitRss: lkMemory.rss, livekitHeap: lkMemory.heapUsed, livekitHeapTotal: lkMemory.heapTotal })}\n`,
+      `${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, processesRss, processesHeap, livekitRss: lkMemory.rss, livekitHeap: lkMemory.heapUsed, livekitHeapTotal: lkMemory.heapTotal })}\n`,
     );
   } else if (line.startsWith('marks ')) {
     process.stdout.write(`${JSON.stringify(firstAudio.get(line.slice(6)) ?? null)}\n`);

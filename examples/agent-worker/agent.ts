@@ -10,7 +10,7 @@
 //   VISAGE_AVATAR_IMAGE=me.jpg ...                     # your own portrait as the avatar
 import { fileURLToPath } from 'node:url';
 import { cli, defineAgent, type JobContext, log, ServerOptions, voice } from '@livekit/agents';
-import { AvatarSession } from '../../src/index.js';
+import { AvatarSession } from '@visage-avatar/livekit-plugin';
 import { EchoLLM } from './echoLlm.js';
 import { llmHelp, llmProblem } from './llmCheck.js';
 import { OpenAICompatibleLLM } from './openaiLlm.js';
@@ -49,7 +49,8 @@ export default defineAgent({
           'spoken sentences, with no markdown, lists or emoji.',
       }),
       room: ctx.room,
-      // Commit exactly what the avatar said when it is interrupted (see src/plugin/README.md).
+      // Commit exactly what the avatar said when it is interrupted (see
+      // packages/livekit-plugin/src/README.md).
       outputOptions: { syncTranscription: false },
     });
     session.generateReply({ instructions: 'Greet the user and offer your help.' });

@@ -5,7 +5,7 @@
 //   export $(npx visage dev --print-livekit-credentials) VISAGE_API_KEY=sk_...
 //   npx tsx examples/agent-worker/minimal.ts dev
 import { cli, defineAgent, ServerOptions, voice, type JobContext } from '@livekit/agents';
-import { AvatarSession } from '../../src/index.js'; // in your project: from '@visage-avatar/livekit-plugin'
+import { AvatarSession } from '@visage-avatar/livekit-plugin';
 
 export default defineAgent({
   entry: async (ctx: JobContext) => {

@@ -7,7 +7,7 @@
 //   VISAGE_API_KEY=sk_... npx tsx examples/mint-proxy/proxy.ts     (then open http://HOST:3000)
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { VisageApiError, VisageClient } from '../../src/client/index.js';
+import { VisageApiError, VisageClient } from '@visage-avatar/client';
 import { HttpError, startPageServer, type JsonRoute } from '../shared/pageServer.js';
 
 export interface MintProxyOptions {
@@ -60,9 +60,15 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
       // The default avatar, or one the page picked from the key's list (never an arbitrary id).
       const chosen = body.avatar_id === undefined ? avatarId : await ownAvatar(body.avatar_id);
       const voice = body.voice_id === undefined ? undefined : await ownVoice(body.voice_id);
+      // `video`: the service draws the face and sends it as video. `client`: no video; the page
+      // draws the face itself (@visage-avatar/web) from the avatar's `visage.face` stream.
+      const mode = body.mode ?? 'video';
+      if (mode !== 'video' && mode !== 'client') {
+        throw new HttpError(400, "mode is 'video' or 'client'.");
+      }
       const s = await visage.sessions.create({
         avatar_id: chosen,
-        mode: 'video',
+        mode,
         ...(voice && { voice_id: voice }),
       });
       sessions.add(s.session_id);
@@ -72,6 +78,9 @@ export async function startMintProxy(options: MintProxyOptions = {}) {
         livekit_url: s.livekit_url,
         participant_token: s.participant_token,
         agent_identity: s.agent_identity,
+        // `client` mode: where the page fetches the avatar's drawing material (a signed URL,
+        // scoped to that avatar: not the key).
+        ...(s.atlas_url !== undefined && { atlas_url: s.atlas_url }),
       };
     },
     'POST /api/speak': async (body) => {

@@ -20,7 +20,7 @@ import {
   dispose,
   type RemoteTrack,
 } from '@livekit/rtc-node';
-import { VisageClient } from '../../src/client/index.js';
+import { VisageClient } from '@visage-avatar/client';
 import { encodeWav } from '../../src/media/audio/index.js';
 import { i420ToPng } from '../../src/media/render/index.js';
 import { applyRtcNodeLogLevel } from '../../src/rtcNodeLog.js';

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The little HTTP server behind the examples' browser pages: it serves one HTML page, the
-// livekit-client SDK the page imports, and a few JSON routes (the backend part that holds the
-// secrets). Not a framework: just enough for an example to stay readable.
+// livekit-client SDK the page imports, @visage-avatar/web (for sessions drawn in the browser), and
+// a few JSON routes (the backend part that holds the secrets). Not a framework: just enough for
+// an example to stay readable.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +55,35 @@ const LIVEKIT_CLIENT = readFileSync(
 );
 const BODY_LIMIT = 64 * 1024;
 
+let visageWeb: Promise<string> | undefined;
+
+/**
+ * @visage-avatar/web as one ES module for a page without a bundler: the package and its
+ * dependencies (the face stream's format) bundled with esbuild (tsx's own, so there wherever
+ * the examples run), livekit-client left an import, which the page's import map points at
+ * `/livekit-client.esm.mjs`: the page and the package share one SDK. Bundled at the first request.
+ */
+async function bundleVisageWeb(): Promise<string> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    stdin: {
+      contents: "export * from '@visage-avatar/web';",
+      resolveDir: dirname(new URL(import.meta.url).pathname),
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome105', 'firefox110', 'safari16'],
+    external: ['livekit-client'],
+    minify: true,
+    legalComments: 'eof',
+    write: false,
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
 export async function startPageServer(options: PageServerOptions): Promise<PageServer> {
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
@@ -69,6 +99,14 @@ export async function startPageServer(options: PageServerOptions): Promise<PageS
     if (req.method === 'GET' && path === '/') return send(res, 200, 'text/html', options.page);
     if (req.method === 'GET' && path === '/livekit-client.esm.mjs') {
       return send(res, 200, 'text/javascript', LIVEKIT_CLIENT);
+    }
+    if (req.method === 'GET' && path === '/visage-web.mjs') {
+      visageWeb ??= bundleVisageWeb();
+      const script = await visageWeb.catch((err: unknown) => {
+        visageWeb = undefined;
+        throw err;
+      });
+      return send(res, 200, 'text/javascript', script);
     }
     const bytesRoute = options.bytesRoutes?.[`${req.method} ${path}`];
     if (bytesRoute) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { defaultNodeIp } from '../devserver/nodeAddress.js';
 import { dataDirFrom } from './dataDir.js';
-import { nodeSettingsFrom, readEnvironment } from './environment.js';
+import { environmentWarnings, nodeSettingsFrom, readEnvironment } from './environment.js';
 import { livekitCredentialsFor, parseKeyPair } from './livekitCredentials.js';
+import { printRenamedWarnings, renamedFlag } from './renamedSettings.js';
 import { intFlag, parseFlags } from './usage.js';
 
 export const DEV_USAGE = `Usage: visage dev [options]
@@ -26,10 +27,12 @@ Options:
                          print LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET for this
                          data directory (the examples read them) and exit
   --max-sessions N       sessions this node runs at most
-  --workers N            media worker processes, each with its own event loop (default: one
-                         per core, $VISAGE_WORKERS); 0 runs the media in the API process
+  --media-processes N    media processes, each with its own event loop (default: one per
+                         core, $VISAGE_MEDIA_PROCESSES); 0 runs the media in the API process
+                         (--workers N: the old name, still read, with a warning)
   --verbose              print the JSON log lines during the start-up too (by default they are
-                         held until the banner, and then only warnings and errors are shown)
+                         held until the media processes are up, and then only warnings and
+                         errors are shown)
   -h, --help             show this help
 
 Environment: VISAGE_VIDEO_CODEC (h264 or vp8) is the avatars' video codec (default h264);
@@ -46,12 +49,16 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
     'node-ip': { type: 'string' },
     'print-livekit-credentials': { type: 'boolean' },
     'max-sessions': { type: 'string' },
+    'media-processes': { type: 'string' },
     workers: { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return (out(DEV_USAGE), 0);
   const env = readEnvironment();
+  const warnings = environmentWarnings();
+  const mediaProcesses = renamedFlag(values, 'workers', warnings);
+  printRenamedWarnings(warnings);
   const dataDir = dataDirFrom(values['data-dir'], env);
   // Never the well-known devkey/secret: the operator's pair, else this data directory's own.
   const { apiKey, apiSecret } = values['livekit-keys']
@@ -77,7 +84,7 @@ export async function runDevCommand(argv: string[], out: (line: string) => void)
       port: intFlag(values.port, 'port', 8080),
       dataDir,
       maxSessions: intFlag(values['max-sessions'], 'max-sessions', node.maxSessions, 1),
-      workers: intFlag(values.workers, 'workers', node.workers),
+      mediaProcesses: intFlag(mediaProcesses, 'media-processes', node.mediaProcesses),
       livekit: {
         port: livekitPort,
         host: livekitHost,

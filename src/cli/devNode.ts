@@ -10,7 +10,7 @@ import { limitsFrom, nodeSettingsFrom, type Environment } from './environment.js
 import { mediaSettingsFrom } from './mediaSettings.js';
 import { playgroundPages } from './playground/playgroundPages.js';
 import { releaseNativeRuntime } from './releaseNative.js';
-import { untilSignal } from './runUntilSignal.js';
+import { untilStopped } from './runUntilSignal.js';
 import { join } from 'node:path';
 import { databaseTemplateName } from '../server/store/databaseTemplate.js';
 import { databaseTemplateDir } from './databaseTemplateDir.js';
@@ -24,7 +24,7 @@ export interface DevNodeOptions {
   port: number;
   dataDir: string;
   maxSessions: number;
-  workers: number;
+  mediaProcesses: number;
   livekit: {
     port: number;
     host: string;
@@ -34,7 +34,10 @@ export interface DevNodeOptions {
   };
   /** The rest of the settings (VISAGE_DEV_KEY: a key to register instead of creating one). */
   env: Environment;
-  /** JSON log lines as they come, during the start-up too (default: held until the banner). */
+  /**
+   * JSON log lines as they come, during the start-up too (default: held until the media
+   * processes are up).
+   */
   verbose?: boolean;
 }
 
@@ -79,8 +82,9 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         databaseTemplate: templates && join(templates, databaseTemplateName()),
         nodeId: node.nodeId,
         maxSessions: o.maxSessions,
-        mediaWorkers: o.workers,
+        mediaProcesses: o.mediaProcesses,
         allowPrivateUrls: node.allowPrivateUrls,
+        ...(node.publicUrl ? { publicUrl: node.publicUrl } : {}),
         limits: limitsFrom(o.env),
         media,
         livekit: livekit.then((p) => ({
@@ -94,6 +98,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         log,
         progress: report.progress,
         preloadSpeechModel: true,
+        prepareStockAtlases: true,
         // The developer's page to see and talk to their agent; dev only (playgroundPages.ts).
         pages: [
           playgroundPages({
@@ -123,9 +128,21 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
   }
   report.ready(`Visage ${VERSION} (dev)`);
   for (const line of banner({ api: server.url, livekitUrl, key, o })) out(line);
-  logs.open();
-  const signal = await untilSignal();
-  server.log.info({ signal }, 'shutting down');
+  // The media processes start behind the banner: their start-up's lines stay held until they are
+  // up (the progress lines say so), and all of them are written if they cannot start.
+  void server.media.then(
+    () => logs.open(),
+    () => logs.open({ all: true }),
+  );
+  const stopped = await untilStopped(server.failed);
+  if (stopped instanceof Error) {
+    process.stderr.write(`visage: the media processes could not start: ${stopped.message}\n`);
+    await server.close();
+    await closeLivekit();
+    await releaseNativeRuntime();
+    return 1;
+  }
+  server.log.info({ signal: stopped }, 'shutting down');
   await server.close(); // closes the media core too
   await closeLivekit();
   await releaseNativeRuntime();

@@ -2,6 +2,7 @@
 import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, defaultMaxSessions, type Limits } from '../server/config.js';
+import { RENAMED_VARIABLES, renameEnvironment } from './renamedSettings.js';
 import { UsageError } from './usage.js';
 
 /**
@@ -39,10 +40,10 @@ export const ENVIRONMENT = z.object({
   // The node.
   VISAGE_MAX_SESSIONS: whole(1).optional().describe('sessions this node runs at most'),
   VISAGE_NODE_ID: text().optional().describe("this node's name in a cluster (default: hostname)"),
-  VISAGE_WORKERS: whole(0).optional().describe('media worker processes (default: one per core)'),
-  VISAGE_WORKER_MAX_SESSIONS: whole(0)
+  VISAGE_MEDIA_PROCESSES: whole(0).optional().describe('media processes (default: one per core)'),
+  VISAGE_MEDIA_PROCESS_MAX_SESSIONS: whole(0)
     .optional()
-    .describe('sessions a media worker runs before a fresh process replaces it (default 100)'),
+    .describe('sessions a media process runs before a fresh one replaces it (default 100)'),
   // Limits of every key.
   VISAGE_IDLE_TIMEOUT_SECONDS: whole(1).optional().describe('idle timeout of a session'),
   VISAGE_MAX_DURATION_SECONDS: whole(1).optional().describe('longest session'),
@@ -55,6 +56,13 @@ export const ENVIRONMENT = z.object({
     .enum(['0', '1'], { error: 'must be 1 (or 0)' })
     .optional()
     .describe('1: URLs may name private addresses (development and tests only)'),
+  VISAGE_PUBLIC_URL: z
+    .string()
+    .trim()
+    .max(2000)
+    .regex(/^https?:\/\/[^\s?#]+$/, 'must be an http(s) URL without query or fragment')
+    .optional()
+    .describe("the service's public base URL, for the URLs it hands out (default: the request's)"),
   VISAGE_DEV_KEY: z
     .string()
     .trim()
@@ -66,7 +74,7 @@ export const ENVIRONMENT = z.object({
   VISAGE_TTS_ENGINE: oneOf(['espeak', 'elevenlabs', 'cartesia'])
     .optional()
     .describe('the speech engine of new voices (default espeak)'),
-  VISAGE_TTS_THREAD: oneOf(['worker', 'inline'])
+  VISAGE_TTS_THREAD: oneOf(['thread', 'inline'])
     .optional()
     .describe("inline: espeak synthesizes on the session's own thread"),
   ELEVENLABS_API_KEY: text().optional().describe("ElevenLabs' API key"),
@@ -88,7 +96,7 @@ export const ENVIRONMENT = z.object({
 /**
  * Variables read outside the CLI on purpose: the plugin's and client's option fallbacks (as
  * agents-js plugins do), rtc-node's log level (set once per process, before rtc-node loads) and
- * the glibc arena count the media workers inherit.
+ * the glibc arena count the media processes inherit.
  */
 export const READ_ELSEWHERE = [
   'VISAGE_API_KEY',
@@ -99,8 +107,12 @@ export const READ_ELSEWHERE = [
 
 export type Environment = z.infer<typeof ENVIRONMENT>;
 
-/** Parses the environment once; a bad value is a UsageError that names the variable. */
-export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+/**
+ * Parses the environment once; a bad value is a UsageError that names the variable (as the
+ * operator spelled it: an old name is read as its new one, see renamedSettings.ts).
+ */
+export function readEnvironment(given: NodeJS.ProcessEnv = process.env): Environment {
+  const { env } = renameEnvironment(given);
   const present = Object.fromEntries(
     Object.keys(ENVIRONMENT.shape)
       .map((name) => [name, env[name]] as const)
@@ -109,9 +121,13 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   const parsed = ENVIRONMENT.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const name = String(issue.path[0]);
+    const read = String(issue.path[0]);
+    const old = Object.entries(RENAMED_VARIABLES).find(
+      ([from, to]) => to === read && given[from] === env[read] && given[read] !== env[read],
+    );
+    const name = old ? old[0] : read;
     // A secret (or a URL with a password in it) is never printed back.
-    const got = /KEY|SECRET|DATABASE_URL/.test(name) ? '' : ` (got '${present[name]}')`;
+    const got = /KEY|SECRET|DATABASE_URL/.test(name) ? '' : ` (got '${present[read]}')`;
     throw new UsageError(`${name} ${issue.message}${got}`);
   }
   return parsed.data;
@@ -136,7 +152,13 @@ export function nodeSettingsFrom(env: Environment) {
   return {
     nodeId: env.VISAGE_NODE_ID ?? hostname(),
     maxSessions: env.VISAGE_MAX_SESSIONS ?? defaultMaxSessions(),
-    workers: env.VISAGE_WORKERS ?? availableParallelism(),
+    mediaProcesses: env.VISAGE_MEDIA_PROCESSES ?? availableParallelism(),
     allowPrivateUrls: env.VISAGE_ALLOW_PRIVATE_URLS === '1',
+    ...(env.VISAGE_PUBLIC_URL ? { publicUrl: env.VISAGE_PUBLIC_URL } : {}),
   };
+}
+
+/** A warning for each renamed variable or value the environment still uses. */
+export function environmentWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  return renameEnvironment(env).warnings;
 }

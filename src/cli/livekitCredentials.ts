@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBase62 } from '../api/index.js';
+import { randomBase62 } from '@visage-avatar/client/api';
 import { UsageError } from './usage.js';
 
 export interface LivekitCredentials {

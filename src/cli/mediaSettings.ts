@@ -47,7 +47,7 @@ export function mediaSettingsFrom(env: Environment): MediaSettings {
   }
   return {
     videoCodec: env.VISAGE_VIDEO_CODEC,
-    maxSessionsPerWorker: env.VISAGE_WORKER_MAX_SESSIONS,
+    maxSessionsPerProcess: env.VISAGE_MEDIA_PROCESS_MAX_SESSIONS,
     tts,
   };
 }

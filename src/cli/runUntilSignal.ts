@@ -13,3 +13,11 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', onSignal);
   });
 }
+
+/**
+ * Until a signal, or until the node fails (its media core could not start): what stopped it.
+ * The caller closes the node either way, and exits non-zero on a failure.
+ */
+export function untilStopped(failed: Promise<Error>): Promise<NodeJS.Signals | Error> {
+  return Promise.race([untilSignal(), failed]);
+}

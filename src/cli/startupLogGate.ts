@@ -6,7 +6,7 @@ const MAX_HELD = 2_000;
 const WARN = 40;
 
 /**
- * Where `visage dev` sends its JSON log lines (its own, its media workers' and the LiveKit
+ * Where `visage dev` sends its JSON log lines (its own, its media processes' and the LiveKit
  * child's): while the node starts they are held, so that the terminal shows the progress lines
  * and then the banner, not the banner drowned in JSON. Once the banner is printed, `open` writes
  * the held warnings and errors (the held info lines said what the progress lines say) and lets

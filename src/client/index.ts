@@ -1,20 +1,6 @@
-// SPDX-License-Identifier: Apache-2.0
-/** `visage/client`: the typed HTTP client of the Visage API. */
-export {
-  VisageClient,
-  type VisageClientOptions,
-  type RequestOptions,
-  type WithConcurrency,
-} from './visageClient.js';
-export {
-  VisageError,
-  VisageApiError,
-  VisageAuthenticationError,
-  VisageNotFoundError,
-  VisageConflictError,
-  VisageRateLimitError,
-  VisageConnectionError,
-  type Concurrency,
-} from './errors.js';
-export type * from '../api/resources.js';
-export type * from '../api/requests.js';
+// SPDX-License-Identifier: GPL-3.0-or-later
+/**
+ * `visage/client`: the typed HTTP client of the Visage API, which is `@visage-avatar/client`'s
+ * (one class: a `VisageClient` from either package is an instance of both).
+ */
+export * from '@visage-avatar/client';

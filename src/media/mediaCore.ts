@@ -9,8 +9,18 @@
  * The LiveKit server a session's avatar joins: the service's own (its keys mint the avatar's
  * token) or one the caller brought (the caller's token for the avatar, used as given).
  */
-export type LiveKitTarget =
-  { url: string; apiKey: string; apiSecret: string } | { url: string; token: string };
+export type LiveKitTarget = LiveKitCredentials | { url: string; token: string };
+
+/**
+ * A LiveKit server Visage holds API credentials for: its own (the embedded one or the
+ * operator's), never a caller's (reached with a token, see LiveKitTarget).
+ */
+export interface LiveKitCredentials {
+  /** URL clients join with (ws:// or wss://). */
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+}
 
 /**
  * What the renderer needs to show an avatar (plain JSON, like the whole spec): a catalogue
@@ -22,7 +32,7 @@ export type AvatarFaceSpec =
 
 /**
  * Where the media core reads stored bytes (photo builds) by id: the API process backs it with
- * its file storage; a media core in a worker process asks the API process for them.
+ * its file storage; a media core in a media process asks the API process for them.
  */
 export interface MediaAssets {
   /** The bytes stored under `id`; rejects when there are none. */
@@ -31,6 +41,11 @@ export interface MediaAssets {
 
 export interface MediaSessionSpec {
   sessionId: string;
+  /**
+   * `video`: the avatar publishes its face as a video track. `client`: no video; the face's state
+   * goes out as a timed text stream (`visage.face`) for a renderer in the viewer's browser.
+   */
+  mode: 'video' | 'client';
   avatarId: string;
   avatar: AvatarFaceSpec;
   voiceId: string;
@@ -50,6 +65,19 @@ export interface MediaSessionSpec {
   roomTimeoutSeconds: number;
   /** Visage named the room for this session alone: it is deleted when the session ends. */
   ownsRoom: boolean;
+  /**
+   * `client` mode: where the viewer's browser fetches the avatar's atlas, for the face stream's
+   * `start` line (`atlas_url`): signed URLs by expiry, ascending, the first the one the create
+   * answered with, the others those the service hands out on each later day of the session's
+   * longest run (a stream started then carries the one of its day, never an expired one).
+   */
+  atlasUrls?: readonly TimedAtlasUrl[];
+}
+
+/** A signed atlas URL and its expiry (unix seconds). */
+export interface TimedAtlasUrl {
+  url: string;
+  expires: number;
 }
 
 export interface SpeechItem {
@@ -106,6 +134,11 @@ export interface MediaCore {
    * until the session is closed (reconciliation compares it with the store).
    */
   running(): ReadonlyMap<string, MediaSession>;
+  /**
+   * Resolves once the core can start sessions, or once it failed to start (`start` then says
+   * why). Absent: it can from the moment it exists. See StartingMediaCore.
+   */
+  whenStarted?(): Promise<void>;
   close(): Promise<void>;
 }
 

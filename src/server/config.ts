@@ -2,6 +2,7 @@
 import { availableParallelism } from 'node:os';
 import type { ClusterTiming } from './cluster/cluster.js';
 import type { MediaSettings } from './startMediaCore.js';
+import type { LiveKitCredentials } from '../media/mediaCore.js';
 
 /** Limits of every key (the product's decisions where the specification is silent); every one is
  * configurable, these are the defaults. */
@@ -58,14 +59,6 @@ export const DEFAULT_LIMITS: Limits = {
   avatarBuildsInFlight: 4,
 };
 
-/** Where sessions' rooms live: the embedded dev server or a real LiveKit deployment. */
-export interface LiveKitConfig {
-  /** URL clients join with (ws:// or wss://). */
-  url: string;
-  apiKey: string;
-  apiSecret: string;
-}
-
 export interface ServerConfig {
   host: string;
   port: number;
@@ -85,19 +78,24 @@ export interface ServerConfig {
   /** Sessions this node runs at most (`platform_busy` beyond). */
   maxSessions: number;
   /**
-   * Media worker processes (each a real media core on its own event loop); 0 or absent: the
+   * Media processes (each a real media core on its own event loop); 0 or absent: the
    * media runs in this process. Used when the runtime makes the media core itself.
    */
-  mediaWorkers?: number;
+  mediaProcesses?: number;
   allowPrivateUrls: boolean;
+  /**
+   * The service's public base URL (`VISAGE_PUBLIC_URL`), for the absolute URLs it hands out (a
+   * `client` session's `atlas_url`); absent: the origin each request came to.
+   */
+  publicUrl?: string;
   limits: Limits;
   /**
    * The LiveKit deployment the avatars join; a promise for one still starting (the embedded
    * server of `visage dev`), awaited together with the database and the media core.
    */
-  livekit: LiveKitConfig | Promise<LiveKitConfig>;
+  livekit: LiveKitCredentials | Promise<LiveKitCredentials>;
   version: string;
-  /** The media's settings (codec, speech engines, worker replacement); defaults: see there. */
+  /** The media's settings (codec, speech engines, process replacement); defaults: see there. */
   media?: MediaSettings;
   /** Heartbeat, loss and reply timing of a cluster (DATABASE_URL); defaults in cluster.ts. */
   cluster?: Partial<ClusterTiming>;

@@ -14,6 +14,13 @@ export const REDACTED_PATHS = [
   '*.token',
   'participant_token',
   '*.participant_token',
+  // The TTS providers' keys (TtsOptions: `tts.elevenlabs.apiKey`, or deeper in a media
+  // process's init) wherever options are logged.
+  'apiKey',
+  '*.apiKey',
+  '*.*.apiKey',
+  '*.*.*.apiKey',
+  '*.*.*.*.apiKey',
 ];
 
 /** `destination`: where the JSON lines go (default stdout). */

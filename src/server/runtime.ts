@@ -16,10 +16,13 @@ import { readinessCheck } from './http/readiness.js';
 import { AvatarBuilder } from './assets/avatarBuilder.js';
 import type { ServerConfig } from './config.js';
 import { acquireDataDirLock } from './admin/dataDirLock.js';
+import { AtlasDelivery } from './assets/atlasDelivery.js';
+import { ATLAS_SECRET_NAME, AtlasSigner } from './assets/atlasSignature.js';
 import { fileStorageFor, type FileStorage } from './assets/fileStorage.js';
 import { answerParserErrors } from './http/parserErrors.js';
 import { createLogger } from './logger.js';
 import { startMediaCore } from './startMediaCore.js';
+import { StartingMediaCore } from '../media/startingMediaCore.js';
 import { SessionManager } from './sessions/sessionManager.js';
 import { preloadSpeechModel } from './assets/speechModelPreload.js';
 import { StockPreviews } from './assets/stockPreviews.js';
@@ -37,6 +40,13 @@ export interface VisageServer {
   files: FileStorage;
   sessions: SessionManager;
   log: Logger;
+  /**
+   * Resolves once the media core has started (the node listens before: a session created
+   * sooner waits for it); rejects if it cannot start.
+   */
+  media: Promise<void>;
+  /** Resolves, with the reason, if the media core fails to start; the node should then stop. */
+  failed: Promise<Error>;
   /** Ends live sessions (`shutdown`), stops listening and closes the database. */
   close(): Promise<void>;
 }
@@ -45,7 +55,7 @@ export interface StartOptions {
   log?: Logger;
   /**
    * The media core, or one still starting (it then starts while the database opens); default:
-   * avatars in LiveKit rooms, in `config.mediaWorkers` worker processes (or in this process),
+   * avatars in LiveKit rooms, in `config.mediaProcesses` media processes (or in this process),
    * their atlases cached in `<dataDir>/cache` and photo avatars' builds read from this server's
    * file storage.
    */
@@ -58,9 +68,14 @@ export interface StartOptions {
    * Prepare voice making (the voice-activity model and espeak-ng in this process) as soon as the
    * node listens, so that the first voice made does not wait seconds for them; default false
    * (tests make few voices). It runs after the start-up, not in it: it is not needed to serve,
-   * and its CPU would slow the media workers' start on a small machine.
+   * and its CPU would slow the media processes' start on a small machine.
    */
   preloadSpeechModel?: boolean;
+  /**
+   * Compress the stock avatars' atlases for browsers once the node has started (those not
+   * compressed before); default false (tests that fetch one get it compressed at their fetch).
+   */
+  prepareStockAtlases?: boolean;
   /** Pages served beside the API (`visage dev` mounts its playground); default none. */
   pages?: readonly MountedPages[];
 }
@@ -88,26 +103,27 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
   const assets: MediaAssets = {
     get: (id) => (files ? files.get(id) : Promise.reject(new Error('file storage not open'))),
   };
-  // The media core (CPU for the atlases, a thread for TTS) starts while the database opens.
-  const mediaStarting = Promise.resolve(
-    options.media ??
-      startMediaCore({
-        workers: config.mediaWorkers ?? 0,
-        log,
-        tts,
-        agentAbsenceMs: config.limits.agentAbsenceMs,
-        cacheDir: cacheDirOf(config.dataDir),
-        progress: options.progress,
-        assets,
-        settings: config.media,
-      }),
-  );
+  // A media core the caller gives (or one starting) is ready before the node listens. The
+  // node's own starts once it listens, and sessions wait for it (StartingMediaCore): its
+  // processes' CPU (code, atlases, TTS: seconds on a small machine) would otherwise slow the
+  // database and the LiveKit server the node needs first.
+  const given = options.media && Promise.resolve(options.media);
+  let own: StartingMediaCore | undefined;
+  // The node's own media core starts once the node listens: its processes' start would take the
+  // CPU the last steps before listening need. A start that fails before then starts none.
+  let listened!: () => void;
+  let gaveUp!: (err: Error) => void;
+  const listening = new Promise<void>((resolve, reject) => {
+    listened = resolve;
+    gaveUp = reject;
+  });
+  listening.catch(() => undefined); // the media core that waited for it says so, if any
   try {
     const storeOpening = openDatabase(config, log, options.progress);
     // Whichever fails, the others are awaited and released below.
-    const [opened, media, livekit] = await Promise.all([
+    const [opened, givenMedia, livekit] = await Promise.all([
       storeOpening,
-      mediaStarting.catch(async (err: unknown) => {
+      given?.catch(async (err: unknown) => {
         await storeOpening.then((s) => s.close()).catch(() => undefined);
         throw err;
       }),
@@ -116,6 +132,24 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         throw err;
       }),
     ]);
+    own = givenMedia
+      ? undefined
+      : new StartingMediaCore(
+          'livekit',
+          listening.then(() =>
+            startMediaCore({
+              processes: config.mediaProcesses ?? 0,
+              log,
+              tts,
+              agentAbsenceMs: config.limits.agentAbsenceMs,
+              cacheDir: cacheDirOf(config.dataDir),
+              progress: options.progress,
+              assets,
+              settings: config.media,
+            }),
+          ),
+        );
+    const media: MediaCore = givenMedia ?? own!;
     store = opened;
     files = fileStorageFor(store, config.dataDir);
     await store.seedStockAvatars(
@@ -139,6 +173,8 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
             capacity: config.maxSessions,
             log,
             timing: config.cluster,
+            // Placed on last while its media processes start (own.ready() rejects if they cannot).
+            mediaStarted: own ? own.ready() : media.whenStarted?.(),
           }),
         )
       : undefined;
@@ -172,6 +208,12 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     });
     if (config.allowPrivateUrls)
       log.warn('VISAGE_ALLOW_PRIVATE_URLS=1: voice and LiveKit URLs may be private');
+    const atlasDelivery = new AtlasDelivery({
+      dir: join(cacheDirOf(config.dataDir), 'atlas-web'),
+      renderCacheDir: cacheDirOf(config.dataDir),
+      files,
+      log,
+    });
     const appDeps: AppDeps = {
       store,
       sessions,
@@ -180,11 +222,15 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       analyzeVoice: voiceMaker(tts),
       avatarBuilder: new AvatarBuilder(config.limits),
       stockPreviews: new StockPreviews(),
+      atlasSigner: new AtlasSigner({ secret: () => opened.serverSecret(ATLAS_SECRET_NAME) }),
+      atlasDelivery,
+      ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       limits: config.limits,
       version: config.version,
       mediaKind: media.kind,
       readiness: readinessCheck({
         draining: () => closing !== undefined,
+        media: () => own?.state ?? 'ready',
         ping: () => opened.ping(),
         onDatabaseError: (err) => log.warn({ err: String(err) }, 'readiness: the database failed'),
       }),
@@ -194,6 +240,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     const http = createServer(frontDoor(createApp(appDeps), appDeps));
     answerParserErrors(http, log);
     await listen(http, config.port, config.host);
+    listened();
     const admin = shared
       ? undefined
       : await startAdminSocket(store, config.dataDir, {
@@ -203,7 +250,33 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
     // On its own thread, after the start-up; it never fails (see speechModelPreload), and a
     // close does not wait for it.
-    if (options.preloadSpeechModel) void preloadSpeechModel(log, undefined, tts);
+    // After the media processes' start too: it would take their CPU.
+    if (options.preloadSpeechModel) {
+      void (own?.ready() ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => preloadSpeechModel(log, undefined, tts));
+    }
+    // The stock avatars' atlases for browsers, after the media processes' start (which drew
+    // them into the render cache): in a child process at the lowest priority, one at a time.
+    if (options.prepareStockAtlases) {
+      void (own?.ready() ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => openStore.listStockAvatars())
+        .then((stock) => Promise.all(stock.map((avatar) => atlasDelivery.prepare(avatar))))
+        .catch((err: unknown) => log.warn({ err }, 'stock atlases not compressed'));
+    }
+    const mediaReady = own?.ready().then(() => undefined) ?? Promise.resolve();
+    mediaReady.catch(() => undefined); // told through `failed`
+    // A node whose media cannot start serves no session: it says so, and its runner stops it.
+    const failed = new Promise<Error>((resolve) => {
+      own?.ready().catch((err: unknown) => {
+        const error = err instanceof Error ? err : new Error(String(err));
+        if (closing === undefined) log.error({ err: error }, 'the media core failed to start');
+        // The other nodes of a cluster take the new sessions.
+        void cluster?.drain();
+        resolve(error);
+      });
+    });
     const port = (http.address() as AddressInfo).port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const joined = cluster;
@@ -215,10 +288,13 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       files,
       sessions,
       log,
+      media: mediaReady,
+      failed,
       close: () =>
         (closing ??= (async () => {
           // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
           await joined?.drain();
+          atlasDelivery.close();
           await sessions.shutdown();
           await joined?.leave();
           await media.close();
@@ -232,10 +308,11 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     };
     return server;
   } catch (err) {
+    gaveUp(new Error('the node did not start'));
     await cluster?.leave().catch(() => undefined);
     await store?.close().catch(() => undefined);
     // A media core the caller gave stays the caller's to close.
-    if (!options.media) await mediaStarting.then((m) => m.close()).catch(() => undefined);
+    await own?.close().catch(() => undefined);
     lock.release();
     throw err;
   }

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
 import type { MediaAssets, MediaCore } from '../media/mediaCore.js';
-import { LiveKitMediaCore } from '../media/session/index.js';
 import type { StartupProgress } from '../media/startupProgress.js';
-import type { AvatarVideoCodec } from '../media/session/index.js';
+import type { AvatarVideoCodec } from '../media/room/index.js';
 import type { TtsEngines, TtsOptions } from '../media/tts/index.js';
 import { ProcessPoolMediaCore } from '../media/mediaProcesses/index.js';
 
 export interface MediaCoreChoice {
-  /** Worker processes; 0: the media runs in this process. */
-  workers: number;
+  /** Media processes; 0: the media runs in this process. */
+  processes: number;
   log: Logger;
   agentAbsenceMs: number;
   /** Where the avatars' atlases are kept between runs. */
@@ -27,15 +26,15 @@ export interface MediaCoreChoice {
 export interface MediaSettings {
   /** The avatars' video codec (default H.264). */
   videoCodec?: AvatarVideoCodec;
-  /** Sessions a media worker process runs before a fresh one replaces it (default 100). */
-  maxSessionsPerWorker?: number;
+  /** Sessions a media process runs before a fresh one replaces it (default 100). */
+  maxSessionsPerProcess?: number;
   /** The speech engines' settings: each process makes its engines from them. */
   tts?: TtsOptions;
 }
 
 /**
- * The node's media core: avatars in LiveKit rooms, in `workers` worker processes (one event
- * loop each), or in this process when `workers` is 0.
+ * The node's media core: avatars in LiveKit rooms, in `processes` media processes (one event
+ * loop each), or in this process when `processes` is 0.
  */
 export function startMediaCore(o: MediaCoreChoice): Promise<MediaCore> {
   const common = {
@@ -46,12 +45,16 @@ export function startMediaCore(o: MediaCoreChoice): Promise<MediaCore> {
     assets: o.assets,
     videoCodec: o.settings?.videoCodec,
   };
-  return o.workers > 0
+  return o.processes > 0
     ? ProcessPoolMediaCore.create({
         ...common,
-        workers: o.workers,
-        maxSessionsPerWorker: o.settings?.maxSessionsPerWorker,
+        processes: o.processes,
+        maxSessionsPerProcess: o.settings?.maxSessionsPerProcess,
         tts: o.settings?.tts,
       })
-    : LiveKitMediaCore.create({ ...common, tts: o.tts });
+    : // Loaded only for media in this process: an API process with media processes need not load
+      // rtc-node (its native runtime and protocol code) at start-up.
+      import('../media/room/index.js').then(({ LiveKitMediaCore }) =>
+        LiveKitMediaCore.create({ ...common, tts: o.tts }),
+      );
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { HEADERS } from '../../src/api/index.js';
+import { HEADERS } from '@visage-avatar/client/api';
 
 interface Operation {
   operationId: string;

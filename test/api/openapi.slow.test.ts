@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUDIO_PAYLOAD_CANONICAL_TYPES, ENDPOINTS } from '../../src/api/index.js';
+import { AUDIO_PAYLOAD_CANONICAL_TYPES, ENDPOINTS } from '@visage-avatar/client/api';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { AccessToken } from 'livekit-server-sdk';
 import {
@@ -157,6 +157,17 @@ describe('real answers of every endpoint', () => {
     })) as Record<string, unknown>;
     expect(onTheirs).not.toHaveProperty('participant_token');
     await call('DELETE', '/v1/sessions/{id}', `/v1/sessions/${String(onTheirs.session_id)}`);
+    // A client session's signed atlas URL, fetched with no key; a wrong signature.
+    const client = (await call('POST', '/v1/sessions', '/v1/sessions', {
+      json: { avatar_id: AVATAR.avatarId, mode: 'client' },
+    })) as { session_id: string; atlas_url: string };
+    const atlas = new URL(client.atlas_url);
+    const atlasPath = `${atlas.pathname}${atlas.search}`;
+    await call('GET', '/v1/avatars/{id}/atlas', atlasPath, { auth: null });
+    await call('GET', '/v1/avatars/{id}/atlas', atlasPath.replace(/sig=[\w-]/, 'sig=_'), {
+      auth: null,
+    });
+    await call('DELETE', '/v1/sessions/{id}', `/v1/sessions/${client.session_id}`);
     const id = created.session_id;
     const one = (sub = '') => `/v1/sessions/${id}${sub}`;
     await call('GET', '/v1/sessions', '/v1/sessions?status=active');
@@ -212,12 +223,12 @@ describe('real answers of every endpoint', () => {
 /** Compiled against the generated types: the client's types and the document's must agree. */
 const CLIENT_TYPE_CHECK = `
 import type { components, paths } from './schema.js';
-import type { VisageClient } from '../../src/client/index.js';
+import type { VisageClient } from '@visage-avatar/client';
 import type {
   CreateAvatarRequest,
   CreateSessionRequest,
   CreateVoiceRequest,
-} from '../../src/api/index.js';
+} from '@visage-avatar/client/api';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const same = <T extends true>(): T | undefined => undefined;

@@ -2,7 +2,8 @@
 // The source tree is layered: a module imports from its own part of the tree and from the layers
 // below it, never from above. This test reads every import in src/ (TypeScript's own pre-parser:
 // static, dynamic, `export … from`, `import type` alike) and names each one that points up, so the
-// layering docs/architecture.md describes is a fact, not a hope.
+// layering docs/architecture.md describes is a fact, not a hope. The packages (packages/*/src) are
+// held to their own boundary at the end.
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,24 +17,26 @@ const SRC = resolve('src');
  * that contains it, and may import modules of its own group and of any group in a lower layer.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // The wire contract, and process-wide leaves.
-  ['api', 'version.ts', 'rtcNodeLog.ts'],
+  // Process-wide leaves. (The wire contract is @visage-avatar/client/api, a package.)
+  ['version.ts', 'rtcNodeLog.ts'],
   // The media core's seam and data, and audio decoding.
   [
     'media/mediaCore.ts',
     'media/avatarCatalogue.ts',
     'media/startupProgress.ts',
     'media/childScript.ts',
+    'media/threadPool.ts',
     'media/audio',
   ],
-  ['media/voice', 'media/speech', 'media/lipsync'],
+  ['media/voice', 'media/voiceActivity', 'media/lipsync'],
   // Speech engines use the voice analysis, never the other way round.
   ['media/tts', 'media/render', 'media/audioThreads'],
   ['media/photo'],
-  ['media/session'],
-  ['media/mediaProcesses'],
+  ['media/room'],
+  // The media core in worker processes, and one still starting (it wraps either).
+  ['media/mediaProcesses', 'media/startingMediaCore.ts'],
   ['devserver', 'client'],
-  ['server', 'plugin'],
+  ['server'],
   ['cli', 'index.ts'],
 ];
 
@@ -119,13 +122,18 @@ describe('the layering of src/', () => {
     expect(breaks(at('media/voice/analyzeVoiceClip.ts'), at('media/tts/espeakEngine.ts'))).toBe(
       'media/tts is not below media/voice',
     );
-    expect(breaks(at('api/endpoints.ts'), at('server/http/app.ts'))).toBe(
-      'server is not below api',
+    expect(breaks(at('version.ts'), at('server/http/app.ts'))).toBe(
+      'server is not below version.ts',
     );
-    expect(breaks(at('client/visageClient.ts'), at('devserver/rtc/room.ts'))).toBe(
+    expect(breaks(at('client/index.ts'), at('devserver/rtc/room.ts'))).toBe(
       'devserver is not below client',
     );
-    expect(breaks(at('devserver/rtc/room.ts'), at('api/ids.ts'))).toBe('devserver stands alone');
+    expect(breaks(at('devserver/rtc/room.ts'), at('media/mediaCore.ts'))).toBe(
+      'devserver stands alone',
+    );
+    expect(breaks(at('server/http/app.ts'), join(SRC, '../packages/client/src/api/ids.ts'))).toBe(
+      'outside src/',
+    );
     expect(breaks(at('media/tts/espeakEngine.ts'), at('media/voice/measureVoice.ts'))).toBe(
       undefined,
     );
@@ -153,72 +161,80 @@ describe('the server domain and its HTTP edge', () => {
 });
 
 /**
- * src/api + src/client and src/plugin are also published on their own, under a permissive
- * licence and without the service's dependencies: packages/client and packages/livekit-plugin
- * bundle them. So they may import only what those packages hold and declare.
+ * packages/client and packages/livekit-plugin are published on their own, under a permissive
+ * licence and without the service's dependencies, built from their own src/. So a package's
+ * sources import only their own files and what its package.json declares (the plugin declares
+ * the client); never the service, which depends on them and not the other way round. The
+ * service takes them by package name, through their entries (a relative import out of src/ is
+ * "outside src/" above).
  */
-describe('the sources of the published packages', () => {
-  const at = (path: string) => join(SRC, path);
-  const relativeTo = (paths: string[]) => paths.map((p) => relative(SRC, p));
+describe('the packages and the service', () => {
+  const PACKAGES = ['client', 'livekit-plugin', 'web'];
+  const root = (pkg: string) => resolve('packages', pkg);
   const declared = (pkg: string): string[] => {
-    const json = JSON.parse(readFileSync(`packages/${pkg}/package.json`, 'utf8')) as {
+    const json = JSON.parse(readFileSync(join(root(pkg), 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;
       peerDependencies?: Record<string, string>;
     };
     return [...Object.keys(json.dependencies ?? {}), ...Object.keys(json.peerDependencies ?? {})];
   };
-  const clientFiles = [...sourceFiles(at('api')), ...sourceFiles(at('client'))];
-  const pluginFiles = sourceFiles(at('plugin'));
-  // The plugin's build answers these from the client package, so they must be its entries.
-  const CLIENT_ENTRIES = [at('client/index.ts'), at('api/index.ts')];
-  // Process-wide leaves the plugin's build bundles (version.ts becomes the plugin's version).
-  const PLUGIN_LEAVES = [at('version.ts'), at('rtcNodeLog.ts')];
-
-  it('src/api and src/client import nothing but each other', () => {
-    const outside = clientFiles.flatMap((file) =>
-      relativeImports(file)
-        .filter((t) => !t.startsWith(at('api/')) && !t.startsWith(at('client/')))
-        .map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
-    );
-    expect(outside).toEqual([]);
-  });
-
-  it('src/plugin imports only itself, the entries of src/client and src/api, and two leaves', () => {
-    const outside = pluginFiles.flatMap((file) =>
-      relativeImports(file)
-        .filter((t) => !t.startsWith(at('plugin/')))
-        .filter((t) => !CLIENT_ENTRIES.includes(t) && !PLUGIN_LEAVES.includes(t))
-        .map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
-    );
-    expect(outside).toEqual([]);
-  });
-
-  it('the bundled leaves import nothing from src/', () => {
-    expect(relativeTo(PLUGIN_LEAVES.flatMap(relativeImports))).toEqual(['../package.json']);
-  });
+  const filesOf = (pkg: string) => sourceFiles(join(root(pkg), 'src'));
 
   /** `file -> package` for each package import of `files` that `allowed` does not hold. */
   const undeclaredImports = (files: string[], allowed: string[]): string[] =>
     files.flatMap((file) =>
       packageImports(file)
         .filter((name) => !allowed.includes(name))
-        .map((name) => `${relative(SRC, file)} -> ${name}`),
+        .map((name) => `${relative('packages', file)} -> ${name}`),
     );
 
-  it("src/api and src/client use only the client package's dependencies", () => {
-    expect(undeclaredImports(clientFiles, declared('client'))).toEqual([]);
+  it.each(PACKAGES)('packages/%s/src imports nothing outside itself', (pkg) => {
+    const own = join(root(pkg), 'src');
+    const outside = filesOf(pkg).flatMap((file) =>
+      relativeImports(file)
+        .filter((t) => !t.startsWith(`${own}/`))
+        .map((t) => `${relative(own, file)} -> ${relative(own, t)}`),
+    );
+    // version.ts reads the package's own package.json (its version), on purpose.
+    expect(outside).toEqual(pkg === 'livekit-plugin' ? ['version.ts -> ../package.json'] : []);
   });
 
-  it("src/plugin uses only the plugin package's dependencies and peers", () => {
-    const files = [...pluginFiles, ...PLUGIN_LEAVES];
-    expect(undeclaredImports(files, declared('livekit-plugin'))).toEqual([]);
+  it.each(PACKAGES)("packages/%s/src uses only its package's dependencies and peers", (pkg) => {
+    expect(undeclaredImports(filesOf(pkg), declared(pkg))).toEqual([]);
   });
 
   it('names a package import that a package does not declare', () => {
-    // The check itself, on an import these folders must never have (the service's database).
-    expect(
-      undeclaredImports([at('server/store/database.ts')], declared('livekit-plugin')),
-    ).toContain('server/store/database.ts -> @electric-sql/pglite');
-    expect(packageImports(at('api/endpoints.ts'))).toEqual(['zod']);
+    // The check itself, on imports the packages must never have (the service, its database).
+    const service = resolve('src/server/store/database.ts');
+    expect(undeclaredImports([service], declared('livekit-plugin'))).toContain(
+      '../src/server/store/database.ts -> @electric-sql/pglite',
+    );
+    expect(packageImports(join(root('client'), 'src/api/endpoints.ts'))).toEqual(['zod']);
+    expect(declared('client')).not.toContain('visage');
+    expect(declared('livekit-plugin')).not.toContain('visage');
+  });
+
+  it('the service takes the plugin only in its entry (src/index.ts), which re-exports it', () => {
+    const users = sourceFiles(SRC)
+      .filter((file) => packageImports(file).includes('@visage-avatar/livekit-plugin'))
+      .map((file) => relative(SRC, file));
+    expect(users).toEqual(['index.ts']);
+  });
+
+  it('the service takes from the browser package only its composition (no browser code)', () => {
+    // The playground's page script (src/cli/playground/browser/) is a page: it is bundled for the
+    // browser and draws with the whole package. The service's own code takes the composition.
+    const page = join(SRC, 'cli/playground/browser');
+    const serviceFiles = sourceFiles(SRC).filter((file) => !file.startsWith(page));
+    expect(serviceFiles.length).toBeLessThan(sourceFiles(SRC).length);
+    const imports = serviceFiles.flatMap((file) =>
+      importedNames(file)
+        .filter((name) => name.startsWith('@visage-avatar/web'))
+        .map((name) => `${relative(SRC, file)} -> ${name}`),
+    );
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((line) => !line.endsWith('-> @visage-avatar/web/composition'))).toEqual(
+      [],
+    );
   });
 });

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A test file's name says its tier (test/runFast.js): `*.slow.test.ts` for WebRTC, a browser,
-// child processes or the face networks, `*.postgres.test.ts` for PostgreSQL, anything else is
-// fast. This check keeps the names true: a fast-named file that starts one of those fails here,
-// with the name it should have. (It reads imports, not comments: a file that mentions a browser
-// in a comment stays where its name puts it.)
+// child processes, the face networks or a file that took over 10 s in a whole run,
+// `*.postgres.test.ts` for PostgreSQL, anything else is fast. These checks keep the names true:
+// a fast-named file that starts one of those, or that the last whole run's figures
+// (test/fileDurations.json) show over 10 s, fails here with the name it should have. (They read
+// imports, not comments: a file that mentions a browser in a comment stays where its name puts
+// it.)
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import ts from 'typescript';
 import { expect, it } from 'vitest';
+import { DURATIONS_FILE } from '../support/longestFirst.js';
 
 /** Child processes (the CLI, agent workers), when the test file itself starts them. */
 const SLOW_DIRECT = 'node:child_process';
@@ -67,4 +70,20 @@ it('names every test file that needs WebRTC, a browser, processes or the face ne
       return slow.length ? [`${file} imports ${slow.join(', ')}: name it *.slow.test.ts`] : [];
     });
   expect(misnamed).toEqual([]);
+});
+
+/** The most a fast file may take in a whole run (test/fileDurations.json, measured by CI). */
+const FAST_SECONDS = 10;
+
+it(`names every test file that took over ${FAST_SECONDS} s in the last whole run *.slow.test.ts`, () => {
+  // `npm run test:fast` is for every change; a file that takes this long holds up everyone's
+  // loop (the 14 files this moved were half of the tier's CPU time: 573 CPU-s before, 270 after).
+  // The figures are a whole run's (node test/fileDurations.js refreshes them).
+  const durations = JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+  const tooSlow = Object.entries(durations)
+    .filter(([key, seconds]) => key.startsWith('embedded:') && seconds > FAST_SECONDS)
+    .map(([key, seconds]) => [key.slice('embedded:'.length), seconds] as const)
+    .filter(([file]) => !/\.(slow|postgres)\.test\.ts$/.test(file))
+    .map(([file, seconds]) => `${file} took ${seconds} s: name it *.slow.test.ts`);
+  expect(tooSlow).toEqual([]);
 });

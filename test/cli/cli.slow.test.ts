@@ -43,7 +43,7 @@ describe('visage keys', () => {
     ).toContain('cap 5');
     expect((await runCli(['keys', 'revoke', id, '--data-dir', dir])).code).toBe(0);
     expect((await runCli(['keys', 'list', '--data-dir', dir])).stdout).toMatch(/revoked/);
-  }, 60_000);
+  }, 180_000); // about ten CLI runs, each opening the database: 4 s apiece at load 13
 
   it('works against a running server, whose changes apply at once', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
@@ -111,7 +111,10 @@ describe('command-line errors', () => {
         { VISAGE_TTS_ENGINE: 'polly' },
         /VISAGE_TTS_ENGINE must be one of espeak, elevenlabs, cartesia \(got 'polly'\)/,
       ],
-      [{ VISAGE_WORKERS: 'two' }, /VISAGE_WORKERS must be a whole number ≥ 0 \(got 'two'\)/],
+      [
+        { VISAGE_MEDIA_PROCESSES: 'two' },
+        /VISAGE_MEDIA_PROCESSES must be a whole number ≥ 0 \(got 'two'\)/,
+      ],
       [
         { VISAGE_TTS_ENGINE: 'elevenlabs', ELEVENLABS_API_KEY: '' },
         /TTS engine "elevenlabs" is not available: ELEVENLABS_API_KEY is not set/,
@@ -137,6 +140,33 @@ describe('command-line errors', () => {
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/needs LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET/);
   }, 240_000);
+
+  it('still takes the old names of renamed settings, with a one-line warning naming the new', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'visage-renamed-'));
+    const old = { VISAGE_WORKERS: '1', VISAGE_TTS_THREAD: 'worker' };
+    const dev = await runCli(
+      ['dev', '--workers', '1', '--data-dir', dir, '--print-livekit-credentials'],
+      old,
+    );
+    expect(dev.code).toBe(0);
+    expect(dev.stdout).toMatch(/^LIVEKIT_URL=ws:\/\//m);
+    expect(dev.stderr.trim().split('\n')).toEqual([
+      'visage: warning: VISAGE_WORKERS is deprecated: use VISAGE_MEDIA_PROCESSES',
+      'visage: warning: VISAGE_TTS_THREAD=worker is deprecated: use VISAGE_TTS_THREAD=thread',
+      'visage: warning: --workers is deprecated: use --media-processes',
+    ]);
+    // The new names alone warn about nothing.
+    const now = await runCli(
+      ['dev', '--media-processes', '1', '--data-dir', dir, '--print-livekit-credentials'],
+      { VISAGE_MEDIA_PROCESSES: '1', VISAGE_TTS_THREAD: 'thread' },
+    );
+    expect(now.code).toBe(0);
+    expect(now.stderr).not.toMatch(/deprecated/);
+    // serve warns too, before it checks anything else.
+    const serve = await runCli(['serve', '--workers', '1'], { LIVEKIT_URL: '' });
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/warning: --workers is deprecated: use --media-processes\n/);
+  }, 120_000);
 });
 
 describe('visage dev', () => {
@@ -146,7 +176,11 @@ describe('visage dev', () => {
     const dir = mkdtempSync(join(tmpdir(), 'visage-cold-'));
     const args = ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir];
     const first = startCli(args);
-    const out = await first.waitFor(/Press Ctrl-C/, 120_000);
+    const banner = await first.waitFor(/Press Ctrl-C/, 120_000);
+    // The banner comes once the API, the database and LiveKit are ready; the media processes go
+    // on starting behind it (the avatars, the TTS), and say when they are ready.
+    expect(banner).toMatch(/media\s+(starting \d+ media process(es)?…|\d+ process(es)? ready in)/);
+    const out = await first.waitFor(/media\s+\d+ process(es)? ready in \d+\.\d s/, 120_000);
     // Progress: one line per step, each with its time.
     expect(out).toMatch(/livekit\s+listening at ws:\/\/\S+ in \d+\.\d s/);
     expect(out).toMatch(/database\s+created from the template in \d+\.\d s/);
@@ -169,7 +203,8 @@ describe('visage dev', () => {
 
     // Second start: the key is not printed again, the data is still there, the session ended.
     const second = startCli(args, { ownGroup: true });
-    const out2 = await second.waitFor(/Press Ctrl-C/, 120_000);
+    await second.waitFor(/Press Ctrl-C/, 120_000);
+    const out2 = await second.waitFor(/media\s+\d+ process(es)? ready in/, 120_000);
     expect(secretIn(out2)).toBeUndefined();
     // A warm start opens the database it made: nothing is created or copied again.
     expect(out2).toMatch(/database\s+opened in \d+\.\d s/);
@@ -237,7 +272,15 @@ describe('visage dev', () => {
       `export VISAGE_API_URL=${api}`,
       `export VISAGE_API_KEY=${secretIn(out)}`,
     ]);
-    // The log lines come after the banner (a request's line, at info).
+    // The media processes start behind the banner, quietly too: their progress line, and not
+    // one info line in JSON until they are up.
+    const started = await dev.waitFor(/processes? ready in/, 120_000);
+    const behind = started.slice(
+      started.indexOf('Press Ctrl-C'),
+      started.search(/processes? ready in/),
+    );
+    expect(behind.split('\n').filter((l) => l.trimStart().startsWith('{'))).toEqual([]);
+    // The log lines come after that (a request's line, at info).
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
     const logged = await dev.waitFor(/"path":"\/healthz"/);
     expect(logged.indexOf('"path":"/healthz"')).toBeGreaterThan(logged.indexOf('Press Ctrl-C'));

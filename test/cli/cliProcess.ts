@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach } from 'vitest';
+import { oncePerRun } from '../support/oncePerRun.js';
 
 export interface CliResult {
   code: number | null;
@@ -65,16 +66,17 @@ export const runCli = (args: string[], env?: Record<string, string | undefined>)
 
 /**
  * Builds dist/ from the current source (tsup, as `npm ci` does, without type declarations), once
- * per test file, so that bin/visage.js runs what is being tested and not an older build.
+ * per test run (oncePerRun: five files run the build, which one tsup build serves), so that
+ * bin/visage.js runs what is being tested and not an older build.
  */
 let building: Promise<void> | undefined;
 export function buildCli(): Promise<void> {
-  building ??= (async () => {
+  building ??= oncePerRun('cli-build', async () => {
     const { build } = await import('tsup');
     const { default: config } = (await import('../../tsup.config.js')) as {
       default: Parameters<typeof build>[0];
     };
     await build({ ...config, dts: false, clean: false, silent: true });
-  })();
+  });
   return building;
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
-import { AvatarClient, rms } from '../media/session/avatarClient.js';
+import { AvatarClient, rms } from '../media/room/avatarClient.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { multipartClip } from '../server/wav.js';
 import { describeWebRtc } from '../support/network.js';
@@ -162,10 +162,10 @@ describeWebRtc('the entry points users run (the build, real WebRTC)', () => {
     await stop(dev);
   }, 400_000);
 
-  it('`visage dev --workers 0` (the media in the API process): a photo avatar and a cloned voice', async () => {
+  it('`visage dev --media-processes 0` (the media in the API process): a photo avatar and a cloned voice', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
     const dev = startCli(
-      ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir, '--workers', '0'],
+      ['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir, '--media-processes', '0'],
       { built: true },
     );
     const out = await dev.waitFor(/Press Ctrl-C/, 180_000);

@@ -2,6 +2,8 @@
 // The mint-proxy page's photo picker as its README starts it: `npx visage dev` (the build), then
 // `npx tsx examples/mint-proxy/proxy.ts` with the printed key, then a browser (headless Chromium)
 // that picks a portrait and presses Start. The avatar's video plays and the session runs the photo.
+// Then a second page picks the face drawn in the browser (client mode): no video, the canvas
+// shows the face and its mouth opens while the voice plays.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { chromium } from 'playwright-core';
@@ -11,6 +13,7 @@ import { ensureChromium } from '../devserver/browser/chromium.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
+import { describeDrawnSpeech, drawnSpeechProblem, measureDrawnSpeech } from '../web/canvasProbe.js';
 import { buildCli, startCli } from './cliProcess.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -107,7 +110,50 @@ describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
       undefined,
       { timeout: 60_000 },
     );
+
+    // The other face: drawn in the browser (client mode), a stock avatar. No video at all; the
+    // canvas shows the face, its mouth open while the voice plays.
+    const drawn = await browser.newPage();
+    await drawn.goto(proxyUrl);
+    await drawn.selectOption('#mode', 'client');
+    await drawn.click('#start');
+    await drawn
+      .waitForFunction(
+        () =>
+          (window as unknown as { visageAvatar?: { drawn?: unknown } }).visageAvatar?.drawn !==
+          undefined,
+        undefined,
+        { timeout: 60_000 },
+      )
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}; the page said: ${await drawn.textContent('#status')}`);
+      });
+    const region = await drawn.evaluate(
+      () =>
+        (window as unknown as { visageAvatar: { atlas: { mouthRegion: DOMRectInit } } })
+          .visageAvatar.atlas.mouthRegion,
+    );
+    const speech = await measureDrawnSpeech(drawn, '#drawn', region, async () => {
+      await drawn.fill('#text', 'Maybe my mother bought a big blue map by Monday.');
+      await drawn.press('#text', 'Enter');
+    });
+    console.log(`mint-proxy page, drawn in the browser: ${describeDrawnSpeech(speech)}`);
+    expect(drawnSpeechProblem(speech)).toBeUndefined();
+    const tracks = await drawn.evaluate(() => {
+      const room = (window as unknown as { visageRoom: import('livekit-client').Room }).visageRoom;
+      return [...room.remoteParticipants.values()].flatMap((p) =>
+        [...p.trackPublications.values()].map((t) => t.kind),
+      );
+    });
+    expect(tracks).toEqual(['audio']);
+    expect(await drawn.$eval('#avatar', (v) => (v as HTMLVideoElement).srcObject)).toBeNull();
+    expect(await drawn.isVisible('#drawn')).toBe(true);
+    const modes = (await (
+      await fetch(`${apiUrl}/v1/sessions?status=active`, { headers: auth })
+    ).json()) as { data: { mode: string }[] };
+    expect(modes.data.map((d) => d.mode).sort()).toEqual(['client', 'video']);
+
     dev.child.kill('SIGTERM');
     expect((await dev.done).code).toBe(0);
-  }, 400_000);
+  }, 500_000);
 });

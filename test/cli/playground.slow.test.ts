@@ -3,12 +3,15 @@
 // is the bundle in dist/), an agents-js worker with a Visage avatar registered with its LiveKit
 // server (examples/agent-worker/agent.ts --offline: the echo agent), and the page in headless
 // Chromium with a fake microphone. Joining dispatches the worker; the avatar's video plays, its
-// greeting appears as it says it, the agent's state shows, and a typed message is answered.
+// greeting appears as it says it, the agent's state shows, and a typed message is answered. Then
+// a second page picks the face drawn in the browser (client mode): no video, the canvas shows the
+// face and its mouth opens while the avatar answers.
 import { afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { OFFLINE_GREETING } from '../../examples/agent-worker/echoLlm.js';
 import { startAgentWorker } from '../plugin/agentWorkerProcess.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
+import { describeDrawnSpeech, drawnSpeechProblem, measureDrawnSpeech } from '../web/canvasProbe.js';
 import { buildCli, startCli } from './cliProcess.js';
 import {
   agentSays,
@@ -138,7 +141,65 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
     expect(served.filter((s) => s.startsWith('SECRET'))).toEqual([]);
     expect(served).toContain(`${apiUrl}/playground/token`);
 
+    // The other face: drawn in the browser. The page asks the agent for it (the token's dispatch
+    // metadata, which the plugin takes: the example worker sets no `face`): no video, the canvas shows
+    // the face and its mouth opens while the avatar answers.
+    const drawn = await playground.browser.newPage();
+    await drawn.goto(`${apiUrl}/playground`);
+    await drawn.selectOption('#face', 'client');
+    await drawn.click('#start');
+    const drawnFailure = async (what: string) =>
+      new Error(
+        `${what}; the page said: ${await drawn.textContent('#status')}\n` +
+          `--- worker output ---\n${worker.output().slice(-4000)}`,
+      );
+    await drawn
+      .waitForFunction(
+        () =>
+          (window as unknown as { playground: { avatar?: { drawn?: unknown } } }).playground.avatar
+            ?.drawn !== undefined,
+        undefined,
+        { timeout: 90_000 },
+      )
+      .catch(async () => {
+        throw await drawnFailure('no face drawn on the canvas');
+      });
+    // The greeting said first: the probe measures the answer, from an idle face.
+    await expect
+      .poll(async () => (await playgroundOf(drawn)).lines.some((l) => l.done), { timeout: 90_000 })
+      .toBe(true);
+    await expect
+      .poll(async () => (await playgroundOf(drawn)).states.at(-1), { timeout: 30_000 })
+      .toBe('listening');
+    const region = await drawn.evaluate(
+      () =>
+        (
+          window as unknown as {
+            playground: { avatar: { atlas: { mouthRegion: DOMRectInit } } };
+          }
+        ).playground.avatar.atlas.mouthRegion,
+    );
+    const speech = await measureDrawnSpeech(drawn, '#drawn', region, async () => {
+      await drawn.fill('#text', 'Maybe my mother bought a big blue map by Monday');
+      await drawn.press('#text', 'Enter');
+    }).catch(async (err: unknown) => {
+      throw await drawnFailure(`no speech measured: ${String(err)}`);
+    });
+    console.log(`playground, drawn in the browser: ${describeDrawnSpeech(speech)}`);
+    expect(drawnSpeechProblem(speech)).toBeUndefined();
+    const tracks = await drawn.evaluate(() => {
+      const { room } = (
+        window as unknown as { playground: { room: import('livekit-client').Room } }
+      ).playground;
+      return [...room.remoteParticipants.values()].flatMap((p) =>
+        [...p.trackPublications.values()].map((t) => t.kind),
+      );
+    });
+    expect(tracks).toEqual(['audio']);
+    expect(await drawn.$eval('#avatar', (v) => (v as HTMLVideoElement).srcObject)).toBeNull();
+    expect(await drawn.isVisible('#drawn')).toBe(true);
+
     dev.child.kill('SIGTERM');
     expect((await dev.done).code).toBe(0);
-  }, 500_000);
+  }, 700_000);
 });

@@ -139,6 +139,26 @@ describe('the playground pages on a dev node', () => {
     expect(claims.roomConfig?.agents?.map((a) => a.agentName)).toEqual(['my-agent']);
   });
 
+  it('asks the agent for a face drawn in the browser through its dispatch metadata', async () => {
+    const claimsOf = async (body: unknown) => {
+      const answer = await tokenRequest(JSON.stringify(body));
+      expect(answer.status).toBe(200);
+      const { token } = JSON.parse(answer.text) as { token: string };
+      return new TokenVerifier(LIVEKIT_FOR_TESTS.apiKey, LIVEKIT_FOR_TESTS.apiSecret).verify(token);
+    };
+    const client = await claimsOf({ face: 'client' });
+    expect(client.roomConfig?.agents?.map((a) => [a.agentName, a.metadata])).toEqual([
+      ['', '{"face":"client"}'],
+    ]);
+    const named = await claimsOf({ agent: 'my-agent', face: 'client' });
+    expect(named.roomConfig?.agents?.map((a) => [a.agentName, a.metadata])).toEqual([
+      ['my-agent', '{"face":"client"}'],
+    ]);
+    // Video (the default) changes nothing: the room's own dispatch of the unnamed workers.
+    expect((await claimsOf({ face: 'video' })).roomConfig).toBeUndefined();
+    expect((await tokenRequest('{"face":"webgl"}')).status).toBe(400);
+  });
+
   it('refuses a rebinding host, another origin, a form post, a bad or large body', async () => {
     const rebound = await exchange(`${server.url}/playground`, {
       headers: { host: 'attacker.example:8080' },

@@ -6,7 +6,7 @@ import type { LivekitProcess } from '../../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { Store } from '../../src/server/store/store.js';
-import { AvatarClient, rms } from '../media/session/avatarClient.js';
+import { AvatarClient, rms } from '../media/room/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { describeWebRtc } from '../support/network.js';
 import { testLogStream } from '../support/testLog.js';
@@ -14,7 +14,7 @@ import { startClusterLivekit, startServedNode, type ServedNode } from './servedN
 
 /**
  * Three `visage serve` processes on one real PostgreSQL and one LiveKit server (the embedded
- * one, in its own process), with real media (a worker process each) and real subscribers: the
+ * one, in its own process), with real media (a media process each) and real subscribers: the
  * cluster as it runs in production, behind a round-robin load balancer. One set of processes
  * for the whole file; the cases build on each other (kill, restart, drain come last).
  */
@@ -49,7 +49,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
       databaseUrl,
       livekit: livekitConfig(),
       maxSessions: 4,
-      workers: 1,
+      processes: 1,
       logStream: testLogStream(),
     });
     nodes.set(nodeId, node);
@@ -315,6 +315,20 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
     'a node restarted with the same id joins again and takes sessions',
     async () => {
       const restarted = await start('node-b');
+      // It listens while its media processes start; meanwhile the others take the new sessions
+      // (one placed there would wait for them).
+      const early = await create(node('node-a'));
+      expect(early.status).toBe(201);
+      const earlyId = ((await early.json()) as Created).session_id;
+      const readiness = await restarted.call('GET', '/readyz');
+      if (readiness.status === 503) {
+        expect(await readiness.json()).toMatchObject({ error: { code: 'media_unavailable' } });
+        expect(await ownerOf(earlyId)).not.toBe('node-b');
+      }
+      // Once it is ready (as a load balancer would wait for), it takes its share.
+      await expect
+        .poll(async () => (await restarted.call('GET', '/readyz')).status, { timeout: 90_000 })
+        .toBe(200);
       // Three sessions on three nodes with room for four each: one lands on the new node.
       const held: Created[] = [];
       for (let i = 0; i < 3; i++) {

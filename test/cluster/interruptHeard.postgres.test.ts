@@ -6,7 +6,7 @@ import type { LivekitProcess } from '../../src/cli/livekitProcess.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { Store } from '../../src/server/store/store.js';
-import { AvatarClient, rms } from '../media/session/avatarClient.js';
+import { AvatarClient, rms } from '../media/room/avatarClient.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
 import { describeWebRtc } from '../support/network.js';
 import { testLogStream } from '../support/testLog.js';
@@ -72,7 +72,7 @@ describeWebRtc('an interrupt through a node that does not run the session', (add
             databaseUrl,
             livekit: { url: livekit.url, ...livekitKey },
             maxSessions: 2,
-            workers: 1,
+            processes: 1,
             logStream: testLogStream(),
           }),
         ),

@@ -8,7 +8,7 @@ import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitP
 
 /**
  * A `visage serve` node in its own process (the CLI from source), as in production: its API on
- * a loopback port, its media in `workers` worker processes, its log lines (JSON) collected.
+ * a loopback port, its media in `processes` media processes, its log lines (JSON) collected.
  */
 export interface ServedNode {
   nodeId: string;
@@ -25,7 +25,7 @@ export interface ServedNodeOptions {
   databaseUrl: string;
   livekit: { url: string; apiKey: string; apiSecret: string };
   maxSessions: number;
-  workers: number;
+  processes: number;
   env?: Record<string, string>;
   /**
    * Where its log lines go, tagged with the node (a test passes its log file, testLogStream());
@@ -46,8 +46,8 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
       '127.0.0.1',
       '--port',
       '0',
-      '--workers',
-      String(o.workers),
+      '--media-processes',
+      String(o.processes),
       '--data-dir',
       mkdtempSync(join(tmpdir(), `visage-${o.nodeId}-`)),
     ],

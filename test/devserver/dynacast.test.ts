@@ -29,7 +29,8 @@ describe('dynacast', () => {
       VideoQuality.MEDIUM,
       VideoQuality.HIGH,
     ]);
-    expect(update!.subscribedCodecs[0]!.codec).toBe('video/h264');
+    // Spelled as LiveKit does (pion's MIME type), whatever the case it was given in.
+    expect(update!.subscribedCodecs[0]!.codec).toBe('video/H264');
   });
 
   it('turns it on at once for a subscriber, and off 5 s after the last one left', () => {

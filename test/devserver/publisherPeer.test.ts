@@ -21,6 +21,7 @@ describe("the publisher side: a track added in a later offer, after the SDKs' pr
         onMediaEnded: () => undefined,
         onData: () => undefined,
         onStateChange: () => undefined,
+        dtxFor: () => undefined,
       },
       pino({ level: 'silent' }),
     );

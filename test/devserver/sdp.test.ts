@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { RTCPeerConnection, SessionDescription } from 'werift';
 import { describe, expect, it } from 'vitest';
-import { acceptInactiveSections, parseOfferedMedia } from '../../src/devserver/rtc/sdp.js';
+import {
+  acceptInactiveSections,
+  answerOpusDtx,
+  parseOfferedMedia,
+} from '../../src/devserver/rtc/sdp.js';
 
 /** The transport lines every section of a browser's offer carries. */
 const transport = [
@@ -96,5 +100,45 @@ describe('publisher SDP handling (through werift’s parser)', () => {
     const fixed = SessionDescription.parse(acceptInactiveSections(real.answer, stopped));
     expect(fixed.media.map((m) => m.port)).toEqual([9, 9, 0, 9]);
     expect(fixed.group.find((g) => g.semantic === 'BUNDLE')!.items).toEqual(['0', '1', '3']);
+  });
+
+  it('turns Opus DTX on for a track that allows it and off for one that does not, as LiveKit', () => {
+    // An answer to `offer` as the server writes it: Opus in both audio sections.
+    const answer = offer
+      .replace(/a=setup:actpass/g, 'a=setup:passive')
+      .replace(/a=rtpmap:111 opus\/48000\/2/g, '$&\r\na=fmtp:111 minptime=10;useinbandfec=1');
+    const opusParams = (sdp: string) =>
+      SessionDescription.parse(sdp).media.map(
+        (m) => m.rtp.codecs.find((c) => c.mimeType.toLowerCase() === 'audio/opus')?.parameters,
+      );
+    const on = answerOpusDtx(answer, offer, (trackId) =>
+      trackId === 'TR_cid_audio' ? true : undefined,
+    );
+    expect(opusParams(on).slice(0, 2)).toEqual([
+      // The recvonly section carries no track: left as it was.
+      'minptime=10;useinbandfec=1',
+      'minptime=10;useinbandfec=1;usedtx=1',
+    ]);
+    // A track published with `dtx: false` (disableDtx): the parameter goes.
+    const off = answerOpusDtx(on, offer, (trackId) =>
+      trackId === 'TR_cid_audio' ? false : undefined,
+    );
+    expect(opusParams(off)[1]).toBe('minptime=10;useinbandfec=1');
+    // A track the server does not know: the answer is untouched.
+    expect(answerOpusDtx(answer, offer, () => undefined)).toBe(answer);
+  });
+
+  it('replaces a usedtx the answer already carries, whatever its value and spacing', () => {
+    const answer = offer
+      .replace(/a=setup:actpass/g, 'a=setup:passive')
+      .replace(/a=rtpmap:111 opus\/48000\/2/g, '$&\r\na=fmtp:111 minptime=10; usedtx=0');
+    const opusParams = (sdp: string) =>
+      SessionDescription.parse(sdp).media[1]!.rtp.codecs.find(
+        (c) => c.mimeType.toLowerCase() === 'audio/opus',
+      )?.parameters;
+    const dtx = (on: boolean) => (trackId: string | undefined) =>
+      trackId === 'TR_cid_audio' ? on : undefined;
+    expect(opusParams(answerOpusDtx(answer, offer, dtx(true)))).toBe('minptime=10;usedtx=1');
+    expect(opusParams(answerOpusDtx(answer, offer, dtx(false)))).toBe('minptime=10');
   });
 });

@@ -6,10 +6,11 @@
 // The install is `npm ci --offline` from a lockfile made of this repository's own (see
 // scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { oncePerRun } from '../support/oncePerRun.js';
 import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
 
 const run = promisify(execFile);
@@ -77,17 +78,24 @@ async function exclusively<T>(repo: string, work: () => Promise<T>): Promise<T> 
 
 /**
  * Builds both packages as `npm pack` builds them (their prepack) from `repo`, and packs them into
- * `destination` as they would be published.
+ * `destination` as they would be published. Built and packed once per test run (oncePerRun: the
+ * build with the declarations costs about 35 CPU-seconds), then copied to each `destination`.
  */
 export async function packWorkspaces(repo: string, destination: string): Promise<Packed[]> {
-  const report = await exclusively(repo, async () => {
-    // Both at once: nearly all of it is each package's declarations.
-    await Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], repo)));
-    return npm(
-      ['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination],
-      repo,
-    );
-  });
+  const packedDir = join(process.env.VISAGE_TEST_SCRATCH ?? destination, 'packed-workspaces');
+  const report = await oncePerRun('pack-workspaces', () =>
+    exclusively(repo, async () => {
+      mkdirSync(packedDir, { recursive: true });
+      // Both at once: nearly all of it is each package's declarations.
+      await Promise.all(WORKSPACES.map((dir) => npm(['run', 'build', '--workspace', dir], repo)));
+      // These two by name: the workspace also holds the browser package, which no agent needs.
+      const workspaces = WORKSPACES.flatMap((dir) => ['--workspace', dir]);
+      return npm(
+        ['pack', ...workspaces, '--ignore-scripts', '--json', '--pack-destination', packedDir],
+        repo,
+      );
+    }),
+  );
   const tarballs = JSON.parse(report) as {
     name: string;
     version: string;
@@ -95,6 +103,8 @@ export async function packWorkspaces(repo: string, destination: string): Promise
     integrity: string;
     files: { path: string }[];
   }[];
+  for (const t of tarballs)
+    copyFileSync(join(packedDir, t.filename), join(destination, t.filename));
   return tarballs.map((t) => {
     const dir = WORKSPACES.find((d) => manifestOf(join(repo, d)).name === t.name)!;
     const { dependencies = {}, peerDependencies = {} } = manifestOf(join(repo, dir));

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { OFFLINE_GREETING } from '../../examples/agent-worker/echoLlm.js';
 import { startAgentFrontend } from '../../examples/agent-worker/frontend.js';
 import type { PageServer } from '../../examples/shared/pageServer.js';
-import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import { describeWebRtc } from '../support/network.js';
 import { startAgentWorker, type AgentWorkerProcess } from './agentWorkerProcess.js';
 import { ensureChromium } from '../devserver/browser/chromium.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
-import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { until } from './agentHarness.js';

@@ -3,14 +3,16 @@ import { type JobContext, Plugin, runWithJobContextAsync, voice } from '@livekit
 import { type Room, RoomEvent } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  AvatarSession,
   VisageAuthenticationError,
   VisageConnectionError,
-  VisageException,
   VisageNotFoundError,
+} from '@visage-avatar/client';
+import {
+  AvatarSession,
+  VisageException,
   VisageSpeechOutput,
   VisageTextTTS,
-} from '../../src/index.js';
+} from '@visage-avatar/livekit-plugin';
 import { agentSession } from './agentHarness.js';
 import { apiSession, MILO, startPluginHarness, type PluginHarness } from './pluginHarness.js';
 
@@ -57,6 +59,15 @@ describe('AvatarSession: start and attach', () => {
     expect(s.session.tts!.capabilities.alignedTranscript).toBe(false);
   });
 
+  it("asks for a client mode session with face: 'client' (no video; the face drawn in the browser)", async () => {
+    const s = await h.start({ avatar: { face: 'client' } });
+    const res = await h.server.call('GET', `/v1/sessions/${s.sessionId}`);
+    expect(await res.json()).toMatchObject({ mode: 'client', status: 'active' });
+    expect(s.sim.spec.mode).toBe('client');
+    const video = await h.start({});
+    expect(video.sim.spec.mode).toBe('video');
+  });
+
   it("turns off resumeFalseInterruption, agents-js's default, which an avatar cannot honour", async () => {
     // As the README's agent makes it: agents-js's defaults, which would warn at session.start().
     const session = new voice.AgentSession({ vad: null, turnHandling: { turnDetection: null } });
@@ -101,6 +112,14 @@ describe('AvatarSession: start and attach', () => {
     expect(
       () => new AvatarSession({ avatarId: MILO, apiKey: 'sk_x', parkAfterSeconds: 0 }),
     ).toThrow(/parkAfterSeconds/);
+    expect(
+      () =>
+        new AvatarSession({
+          avatarId: MILO,
+          apiKey: 'sk_x',
+          face: 'canvas' as unknown as 'client',
+        }),
+    ).toThrow(/face must be 'video' or 'client'/);
   });
 
   it('fails start with a typed error for a bad key or an unknown avatar, leaving nothing live', async () => {

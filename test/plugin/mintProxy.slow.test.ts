@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startMintProxy } from '../../examples/mint-proxy/proxy.js';
-import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';

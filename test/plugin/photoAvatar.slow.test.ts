@@ -4,7 +4,8 @@
 // builds; the media is the simulated avatar (no WebRTC needed).
 import type { Room } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AvatarSession, VisageApiError, VisageException } from '../../src/index.js';
+import { VisageApiError } from '@visage-avatar/client';
+import { AvatarSession, VisageException } from '@visage-avatar/livekit-plugin';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { photoThreadPool } from '../../src/media/photo/index.js';
 import { clmtrackrImage } from '../support/portraitSet.js';

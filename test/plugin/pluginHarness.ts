@@ -3,7 +3,7 @@
 // in stand-in rooms (no WebRTC needed).
 import { tokenize } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
-import { AvatarSession, type AvatarSessionOptions } from '../../src/index.js';
+import { AvatarSession, type AvatarSessionOptions } from '@visage-avatar/livekit-plugin';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { agent, agentSession, type SessionUnderTest } from './agentHarness.js';
 import { SimulatedAvatarMedia, type SimulatedAvatar, type StandInRoom } from './simulatedAvatar.js';

@@ -10,11 +10,11 @@ import {
   AvatarSession,
   VisageAudioStreamOutput,
   type AvatarSessionOptions,
-} from '../../src/index.js';
+} from '@visage-avatar/livekit-plugin';
 import { tokenize, type tts, voice } from '@livekit/agents';
 import { ToneTTS } from './toneTts.js';
 import { Frontend } from './frontend.js';
-import { startMediaStack, type MediaStack } from '../media/session/mediaStack.js';
+import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import type { TestServer } from '../server/testServer.js';
 import { describeWebRtc } from '../support/network.js';
 import { agent, agentSession, sleep, until, type SessionUnderTest } from './agentHarness.js';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VisageClient } from '../../src/client/index.js';
-import { SessionCommandQueue } from '../../src/plugin/sessionCommandQueue.js';
+import { VisageClient } from '@visage-avatar/client';
+import { SessionCommandQueue } from '../../packages/livekit-plugin/src/sessionCommandQueue.js';
 import type { MediaCore, MediaSession } from '../../src/media/mediaCore.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { MILO } from './pluginHarness.js';

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VisageClient } from '../../src/client/index.js';
-import { createSessionWithRetry } from '../../src/plugin/sessionStarter.js';
+import { VisageClient } from '@visage-avatar/client';
+import { createSessionWithRetry } from '../../packages/livekit-plugin/src/sessionStarter.js';
 import { DetachedMediaCore } from '../server/detachedMedia.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { MILO } from './pluginHarness.js';

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { VisageClient } from '../../src/client/index.js';
-import { markerFrame } from '../../src/plugin/markerFrame.js';
-import { SessionCommandQueue } from '../../src/plugin/sessionCommandQueue.js';
-import { VisageSpeechOutput } from '../../src/plugin/visageSpeechOutput.js';
+import { VisageClient } from '@visage-avatar/client';
+import { markerFrame } from '../../packages/livekit-plugin/src/markerFrame.js';
+import { SessionCommandQueue } from '../../packages/livekit-plugin/src/sessionCommandQueue.js';
+import { VisageSpeechOutput } from '../../packages/livekit-plugin/src/visageSpeechOutput.js';
 import { startTestServer, type TestServer } from '../server/testServer.js';
 import { MILO } from './pluginHarness.js';
 import './agentHarness.js';
 
 // The plugin's log lines, to check what it says about replies nobody hears (and how often).
 const logged = vi.hoisted(() => [] as { level: number; msg: string }[]);
-vi.mock('../../src/plugin/log.js', async () => {
+vi.mock('../../packages/livekit-plugin/src/log.js', async () => {
   const { pino } = await import('pino');
   const logger = pino(
     { level: 'debug' },

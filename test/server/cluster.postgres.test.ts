@@ -36,7 +36,13 @@ const LONG_MP3 = new Uint8Array(
 
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const serverUrl = inject('postgresUrl');
-const FAST = { heartbeatMs: 250, lostAfterMs: 2_500, replyTimeoutMs: 10_000 };
+/**
+ * Quick beats, but a node counts as live for lostAfterMs / 2 = 2.5 s after its last one: every
+ * node runs in this one process, so a stall of its event loop (GC, a loaded CI machine) delays
+ * all their heartbeats at once, and a shorter window (1.25 s) once left only the node still
+ * starting its media "live", which took a session it should have got last.
+ */
+const FAST = { heartbeatMs: 250, lostAfterMs: 5_000, replyTimeoutMs: 10_000 };
 
 /** Notes, per session, every call its media received. */
 class RecordingMedia implements MediaCore {
@@ -44,6 +50,12 @@ class RecordingMedia implements MediaCore {
   readonly calls = new Map<string, string[]>();
   readonly sessions = new Map<string, MediaSession>();
   readonly observers = new Map<string, MediaSessionObserver>();
+  /** Present when given: a core still starting (as a node's media processes) until it resolves. */
+  readonly whenStarted?: () => Promise<void>;
+
+  constructor(started?: Promise<void>) {
+    if (started) this.whenStarted = () => started;
+  }
 
   async start(spec: MediaSessionSpec, observer: MediaSessionObserver): Promise<MediaSession> {
     const calls: string[] = [];
@@ -89,8 +101,13 @@ interface Node {
   logs: Record<string, unknown>[];
 }
 
-async function startNode(databaseUrl: string, nodeId: string, maxSessions: number) {
-  const media = new RecordingMedia();
+async function startNode(
+  databaseUrl: string,
+  nodeId: string,
+  maxSessions: number,
+  mediaStarted?: Promise<void>,
+) {
+  const media = new RecordingMedia(mediaStarted);
   const logs: Record<string, unknown>[] = [];
   // Into the test file's log (.tmp/logs/), and kept here for assertions.
   const log = testLogger((line) => logs.push(line)).child({ node: nodeId });
@@ -435,6 +452,66 @@ describe.skipIf(!serverUrl)('several nodes on one PostgreSQL (in one process)', 
       ),
     ).toBe(true);
   });
+
+  it('a node still starting its media gets a session only when the others are full, which waits for its media', async () => {
+    let started!: () => void;
+    const starting = await startNode(
+      databaseUrl,
+      'node-s',
+      2,
+      new Promise<void>((resolve) => (started = resolve)),
+    );
+    nodes.push(starting);
+    const mediaReady = async () =>
+      (
+        await query<{ media_ready: boolean }>(
+          databaseUrl,
+          `SELECT media_ready FROM cluster_nodes WHERE id = 'node-s'`,
+        )
+      )[0]!.media_ready;
+    const ids: string[] = [];
+    try {
+      await slotsFree();
+      expect(await mediaReady()).toBe(false);
+      // The least loaded, it is still last: the others take the six they have room for.
+      for (let i = 0; i < 6; i++) {
+        const c = await create(nodes[0]!);
+        expect(c.status, JSON.stringify(c.body)).toBe(201);
+        ids.push(c.body.session_id as string);
+      }
+      expect(ids.filter((id) => starting.media.sessions.has(id))).toEqual([]);
+      // The others full, the next one is placed on it and answers once its media is up.
+      let answered = false;
+      const late = create(nodes[0]!).finally(() => (answered = true));
+      await expect
+        .poll(
+          async () =>
+            (
+              await query<{ n: number }>(
+                databaseUrl,
+                `SELECT count(*)::int AS n FROM sessions WHERE node_id = 'node-s'`,
+              )
+            )[0]!.n,
+          { timeout: 10_000 },
+        )
+        .toBe(1);
+      await sleep(300);
+      expect(answered).toBe(false);
+      expect(starting.media.sessions.size).toBe(0);
+      started();
+      const created = await late;
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      ids.push(created.body.session_id as string);
+      expect(starting.media.sessions.has(created.body.session_id as string)).toBe(true);
+      await expect.poll(mediaReady, { timeout: 10_000 }).toBe(true);
+    } finally {
+      // Whatever failed, a create still waiting for the media is let through, then ended.
+      started();
+      for (const id of ids) await call(nodes[0]!, 'DELETE', `/v1/sessions/${id}`);
+      await starting.server.close();
+      nodes.pop();
+    }
+  }, 120_000);
 
   it('drains on shutdown: its sessions end (shutdown), new ones go to the other nodes', async () => {
     const extra = await startNode(databaseUrl, 'node-d', 2);

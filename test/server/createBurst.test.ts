@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startTestServer, type TestServer } from './testServer.js';
@@ -11,11 +11,15 @@ import { startTestServer, type TestServer } from './testServer.js';
  */
 
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-let server: TestServer | undefined;
-afterEach(async () => {
+// One server for the file (a start is seconds on a busy machine); each test makes its own keys,
+// and the few sessions the tests leave live stay far below the node's limit of 50.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+afterEach(() => {
   vi.restoreAllMocks();
-  await server?.close();
-  server = undefined;
 });
 
 const create = (s: TestServer, secret: string) =>
@@ -34,7 +38,7 @@ function storeCalls(s: TestServer) {
 
 describe('a burst of creates against a key at its cap', () => {
   it('is refused without a query, each refusal with the count and the cap', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(3);
     for (let i = 0; i < 3; i++) expect((await create(s, key.secret)).status).toBe(201);
     // A refusal reads the count afresh (a count is trusted for a second; this machine may be
@@ -55,11 +59,11 @@ describe('a burst of creates against a key at its cap', () => {
     // (or four) per request.
     expect(calls()).toBeLessThan(10);
     // Other keys are not held back by it.
-    expect((await create(s, s.secret)).status).toBe(201);
+    expect((await create(s, (await s.newKey()).secret)).status).toBe(201);
   });
 
   it('a parallel burst on a fresh key gives exactly the cap, all others 429 with the count', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(3);
     const burst = await Promise.all(Array.from({ length: 60 }, () => create(s, key.secret)));
     expect(burst.filter((r) => r.status === 201)).toHaveLength(3);
@@ -71,7 +75,7 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it("answers a fresh key's first wave in the listener: only the creates that fit reach the app", async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(3);
     // The key's lookup waits until the whole wave is in the listener, so none is judged before.
     let arrived!: () => void;
@@ -94,20 +98,21 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it('answers a burst with a bad secret or a bad body as the app does, one by one', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
+    const key = await s.newKey();
     const unknown = await Promise.all(Array.from({ length: 20 }, () => create(s, 'sk_unknown')));
     for (const res of unknown) expect(res.status).toBe(401);
     const bad = await Promise.all(
       Array.from({ length: 20 }, () =>
-        s.call('POST', '/v1/sessions', { json: { mode: 'video' }, auth: s.secret }),
+        s.call('POST', '/v1/sessions', { json: { mode: 'video' }, auth: key.secret }),
       ),
     );
     for (const res of bad) expect(res.status).toBe(400);
-    expect((await create(s, s.secret)).status).toBe(201);
+    expect((await create(s, key.secret)).status).toBe(201);
   });
 
   it("refuses a fresh key's first wave while the creates that fit are still being saved", async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(3);
     // The database holds the creates that fit: the refusals must not wait for its count.
     let release!: () => void;
@@ -142,7 +147,7 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it("gives each key's refusals that key's own count and cap", async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const one = await s.newKey(1);
     const two = await s.newKey(2);
     expect((await create(s, one.secret)).status).toBe(201);
@@ -161,7 +166,7 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it('frees the slot of a create that failed, at once', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(1);
     const missing = await s.call('POST', '/v1/sessions', {
       json: { avatar_id: 'avt_nosuchavatar', mode: 'video' },
@@ -172,7 +177,7 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it('lets the next create in the moment a DELETE on this node answered', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(1);
     const first = (await (await create(s, key.secret)).json()) as { session_id: string };
     expect((await create(s, key.secret)).status).toBe(429);
@@ -182,7 +187,7 @@ describe('a burst of creates against a key at its cap', () => {
   });
 
   it('applies a raised cap and a revocation made through this node at once', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(1);
     expect((await create(s, key.secret)).status).toBe(201);
     expect((await create(s, key.secret)).status).toBe(429);

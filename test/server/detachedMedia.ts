@@ -14,7 +14,7 @@ export interface DetachedMediaOptions {
 /**
  * Test double at the media seam for the HTTP-layer suites: sessions are created, counted,
  * driven and ended through the real server and database, but nothing joins a room. The real
- * media core is exercised end to end in test/media/session/ (real WebRTC in the namespace).
+ * media core is exercised end to end in test/media/room/ (real WebRTC in the namespace).
  */
 export class DetachedMediaCore implements MediaCore {
   readonly kind = 'detached';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { Agent, request } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { readinessCheck } from '../../src/server/http/readiness.js';
 import { startTestServer, type TestServer } from './testServer.js';
@@ -14,11 +14,14 @@ import { startTestServer, type TestServer } from './testServer.js';
  */
 
 const AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
-let server: TestServer | undefined;
-afterEach(async () => {
+// One server for the file (a start is seconds on a busy machine); each test makes its own keys.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+afterEach(() => {
   vi.restoreAllMocks();
-  await server?.close();
-  server = undefined;
 });
 
 const create = (s: TestServer, secret: string, path = '/v1/sessions') =>
@@ -43,7 +46,7 @@ async function seen(res: Response) {
 
 describe('the front door', () => {
   it('answers /healthz (GET and HEAD) as the app does', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     for (const method of ['GET', 'HEAD']) {
       const front = await seen(await s.call(method, '/healthz', { auth: null }));
       const app = await seen(await s.call(method, '/healthz?via=app', { auth: null }));
@@ -56,7 +59,7 @@ describe('the front door', () => {
   });
 
   it('refuses a create of a key at its cap as the app does, without a query', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(2);
     for (let i = 0; i < 2; i++) expect((await create(s, key.secret)).status).toBe(201);
     // The first refusal counts in the database; the key is then at its cap by this node's count.
@@ -77,7 +80,7 @@ describe('the front door', () => {
   });
 
   it('reads and drops the body of a refused create, so the connection carries the next request', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(1);
     expect((await create(s, key.secret)).status).toBe(201);
     expect((await create(s, key.secret)).status).toBe(429);
@@ -105,7 +108,7 @@ describe('the front door', () => {
   });
 
   it('lets a create through once the key is under its cap again', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const key = await s.newKey(1);
     const first = (await (await create(s, key.secret)).json()) as { session_id: string };
     expect((await create(s, key.secret)).status).toBe(429);
@@ -118,7 +121,7 @@ describe('the front door', () => {
 
 describe('readiness (/readyz)', () => {
   it('is ready while the database answers, and says which check failed when it does not', async () => {
-    const s = (server = await startTestServer());
+    const s = server;
     const ready = await s.call('GET', '/readyz', { auth: null });
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', version: 'test', media: 'detached' });

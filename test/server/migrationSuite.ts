@@ -6,7 +6,7 @@ import { MIGRATIONS } from '../../src/server/store/schema.js';
 import type { Store } from '../../src/server/store/store.js';
 
 /**
- * The migration runner's cases, run on the embedded PGlite (migrate.test.ts) and on a real
+ * The migration runner's cases, run on the embedded PGlite (migrate.slow.test.ts) and on a real
  * PostgreSQL (migrate.postgres.test.ts).
  */
 export interface MigrationTarget {

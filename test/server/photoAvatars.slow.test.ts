@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Avatar } from '../../src/api/index.js';
+import type { Avatar } from '@visage-avatar/client/api';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import type { MediaCore, MediaSessionSpec } from '../../src/media/mediaCore.js';
 import { decodePhotoBuild, photoThreadPool } from '../../src/media/photo/index.js';

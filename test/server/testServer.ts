@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { testLogger } from '../support/testLog.js';
-import { ID_PREFIXES, newSecretKey } from '../../src/api/index.js';
+import { ID_PREFIXES, newSecretKey } from '@visage-avatar/client/api';
 import { DEFAULT_LIMITS, type Limits, type ServerConfig } from '../../src/server/config.js';
 import { keyAdmin } from '../../src/server/admin/keyAdmin.js';
 import { startVisage, type StartOptions, type VisageServer } from '../../src/server/runtime.js';
 import { freshPostgresDatabase } from '../support/embeddedPostgres.js';
+import { TtsEngines } from '../../src/media/tts/index.js';
+import { preloadSpeechModel } from '../../src/server/assets/speechModelPreload.js';
 import { DetachedMediaCore } from './detachedMedia.js';
 import { copyTemplate } from './templateDatabase.js';
 
@@ -44,6 +46,13 @@ export interface TestServerOptions {
   config?: Partial<ServerConfig>;
   start?: StartOptions;
   cap?: number;
+  /**
+   * Load the voice-activity model and espeak-ng before answering, as `visage dev` does once it
+   * listens. For a file whose tests make voices: its first voice would otherwise load them
+   * inside one test's 30 s, which a CI run on a busy 2-core machine once exceeded (15 to 30 s).
+   * Give the file's `beforeAll` a longer bound (180 s).
+   */
+  speechModelLoaded?: boolean;
 }
 
 /** In the `postgres` test project (vitest.config.ts), servers use a real PostgreSQL server. */
@@ -83,6 +92,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       ...opts.start,
     },
   );
+  if (opts.speechModelLoaded) await preloadSpeechModel(testLogger(), undefined, new TtsEngines());
   const newKey = async (cap = opts.cap ?? 3) => {
     const created = await keyAdmin.create(server.store, 'test', cap);
     return { secret: created.secret, id: created.key.id };

@@ -6,8 +6,7 @@
 import sharp from 'sharp';
 import { i420ToRgb, rgbToI420 } from '../../src/media/render/index.js';
 import { describeFaces, describeImage } from './faceQuality.js';
-
-type Pt = { x: number; y: number };
+import { inside, type Pt } from './polygon.js';
 
 export interface UpCloseFigures {
   /** Share of the pixels inside the inner lips whose 3x3 luma std is under 1.2 (flat paint). */
@@ -26,19 +25,6 @@ export interface UpCloseFigures {
 
 const lumaAt = (rgb: Uint8Array, k: number) =>
   0.299 * (rgb[k] as number) + 0.587 * (rgb[k + 1] as number) + 0.114 * (rgb[k + 2] as number);
-
-/** Whether p lies inside the polygon (even-odd rule). */
-function inside(p: Pt, poly: readonly Pt[]): boolean {
-  let hit = false;
-  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
-    const a = poly[i]!;
-    const b = poly[j]!;
-    if (a.y > p.y !== b.y > p.y && p.x < ((b.x - a.x) * (p.y - a.y)) / (b.y - a.y) + a.x) {
-      hit = !hit;
-    }
-  }
-  return hit;
-}
 
 /**
  * Along a closed contour (every half pixel), the largest luma change over 1 px on the contour's

@@ -2,7 +2,7 @@
 // WebRTC tests need a non-loopback address: libwebrtc gathers no ICE candidates on loopback.
 // `npm test` (test/run.js) creates an isolated network namespace and passes its address in
 // VISAGE_TEST_ADDRESS. Test files call `webrtcAddress()` and wrap their suites in
-// `describeWebRtc`, so that outside the namespace they are skipped loudly, or fail under CI.
+// `describeWebRtc`, so that outside the namespace they fail, saying why and how to run them.
 import { networkInterfaces } from 'node:os';
 import { describe, it } from 'vitest';
 
@@ -27,8 +27,8 @@ function whyUnavailable(): string {
 }
 
 /**
- * `describe` for suites that need real WebRTC. Without the namespace the suite is skipped with a
- * loud message, except under CI=true where it fails.
+ * `describe` for suites that need real WebRTC. Without the namespace the suite fails, saying why
+ * and how to run it: a skipped suite would be a hole no one sees.
  */
 export function describeWebRtc(name: string, body: (address: string) => void): void {
   const address = webrtcAddress();
@@ -37,14 +37,9 @@ export function describeWebRtc(name: string, body: (address: string) => void): v
     return;
   }
   const reason = whyUnavailable();
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs the WebRTC test network namespace', () => {
-        throw new Error(`WebRTC tests cannot run: ${reason}`);
-      });
+  describe(name, () => {
+    it('needs the WebRTC test network namespace', () => {
+      throw new Error(`WebRTC tests cannot run: ${reason}`);
     });
-    return;
-  }
-  console.warn(`\n!!! SKIPPING WebRTC suite "${name}": ${reason}\n`);
-  describe.skip(name, () => body('0.0.0.0'));
+  });
 }

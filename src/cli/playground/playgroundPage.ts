@@ -15,7 +15,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
       h1 { font-size: 1.25rem; margin: 0 0 0.25rem; }
       .hint { color: #666; margin: 0 0 1rem; max-width: 60rem; }
       main { display: flex; gap: 1.5rem; flex-wrap: wrap; align-items: flex-start; }
-      video { width: 512px; max-width: 100%; aspect-ratio: 1; background: #222; display: block; }
+      video, canvas { width: 512px; max-width: 100%; aspect-ratio: 1; background: #222; display: block; }
+      [hidden] { display: none !important; }
       .side { flex: 1; min-width: 18rem; max-width: 36rem; }
       .controls { display: flex; gap: 0.5rem; margin: 0.5rem 0; }
       #status { color: #555; margin: 0.5rem 0; }
@@ -40,6 +41,16 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <main>
       <div>
         <video id="avatar" autoplay playsinline muted></video>
+        <canvas id="drawn" width="512" height="512" hidden></canvas>
+        <div class="controls">
+          <label
+            >Face:
+            <select id="face">
+              <option value="video">video (drawn on the server)</option>
+              <option value="client">drawn in the browser (client mode)</option>
+            </select></label
+          >
+        </div>
         <div class="controls">
           <button id="start">Talk to your agent</button>
           <button id="mic" disabled>Turn the microphone on</button>

@@ -25,6 +25,8 @@ const TokenRequest = z
       .max(128)
       .regex(/^[A-Za-z0-9._:-]*$/, 'letters, digits and . _ : - only')
       .optional(),
+    /** The avatar drawn on the server (`video`) or in the browser (`client`). */
+    face: z.enum(['video', 'client']).optional(),
   })
   .strict();
 
@@ -115,7 +117,11 @@ export function playgroundPages(options: PlaygroundOptions): { path: string; app
     if (!parsed.success) {
       return refuse(c, 400, `invalid request: ${parsed.error.issues[0]?.message ?? 'bad body'}`);
     }
-    const token = await playgroundToken(await options.livekit, parsed.data.agent || undefined);
+    const token = await playgroundToken(
+      await options.livekit,
+      parsed.data.agent || undefined,
+      parsed.data.face,
+    );
     return c.json(token, 200, NO_STORE);
   });
 

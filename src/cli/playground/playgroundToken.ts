@@ -16,6 +16,14 @@ export interface PlaygroundLiveKit {
  */
 export const PLAYGROUND_TOKEN_TTL_SECONDS = 10 * 60;
 
+/**
+ * How the page asks the agent to show its avatar: `video` (drawn on the server) or `client`
+ * (drawn in the browser from the `visage.face` stream). It goes to the agent as its job's
+ * dispatch metadata, `{"face":"client"}`, the one channel LiveKit gives a room's creator to the
+ * agent it dispatches; the agent passes it to the plugin's `face` option (the example worker does).
+ */
+export type PlaygroundFace = 'video' | 'client';
+
 export interface PlaygroundToken {
   livekit_url: string;
   token: string;
@@ -33,6 +41,7 @@ export interface PlaygroundToken {
 export async function playgroundToken(
   livekit: PlaygroundLiveKit,
   agentName: string | undefined,
+  face: PlaygroundFace = 'video',
 ): Promise<PlaygroundToken> {
   const room = `playground-${randomBytes(6).toString('hex')}`;
   const identity = `developer-${randomBytes(4).toString('hex')}`;
@@ -48,9 +57,16 @@ export async function playgroundToken(
     canPublish: true,
     canPublishData: true,
   });
-  if (agentName) {
+  // Without a name or a face to ask for, the room's default dispatch (the workers registered
+  // without a name) is the one LiveKit makes anyway; an explicit one carries the metadata.
+  if (agentName || face !== 'video') {
     token.roomConfig = new RoomConfiguration({
-      agents: [new RoomAgentDispatch({ agentName })],
+      agents: [
+        new RoomAgentDispatch({
+          agentName: agentName ?? '',
+          metadata: face === 'video' ? '' : JSON.stringify({ face }),
+        }),
+      ],
     });
   }
   return {

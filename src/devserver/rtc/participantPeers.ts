@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { SessionDescription, SignalTarget, TrickleRequest } from '@livekit/protocol';
+import {
+  AudioTrackFeature,
+  SessionDescription,
+  SignalTarget,
+  TrickleRequest,
+} from '@livekit/protocol';
 import type { IceSettings } from './peerConfig.js';
 import type { Participant } from './participant.js';
 import type { PublishedTrack } from './publishedTrack.js';
@@ -59,6 +64,14 @@ export function attachPeers(
         if (track) events.mediaEnded(track.sid);
       },
       onData: (label, data) => events.data(data, label !== '_lossy'),
+      dtxFor: (trackId) => {
+        if (trackId === undefined) return undefined;
+        const info =
+          participant.pendingTracks.get(trackId) ??
+          [...participant.tracks.values()].find((t) => t.cid === trackId)?.info;
+        if (!info) return undefined;
+        return !info.disableDtx && !info.audioFeatures.includes(AudioTrackFeature.TF_NO_DTX);
+      },
       onStateChange: (state) => {
         participant.log.debug({ state }, 'publisher connection');
         if (state === 'connected' && !participant.permission.canSubscribe) {

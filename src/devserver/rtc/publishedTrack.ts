@@ -98,8 +98,7 @@ export class PublishedTrack {
    */
   startDynacast(timings: DynacastTimings, send: (update: SubscribedQualityUpdate) => void): void {
     if (!this.isVideo || this.dynacast) return;
-    const codec = this.info.mimeType.toLowerCase();
-    this.dynacast = new Dynacast(this.sid, codec, timings, send);
+    this.dynacast = new Dynacast(this.sid, this.info.mimeType, timings, send);
     this.dynacast.subscribersChanged(this.downTracks.size);
   }
 

@@ -3,7 +3,12 @@ import { RTCPeerConnection, type MediaStreamTrack, type RTCRtpTransceiver } from
 import type { Logger } from 'pino';
 import { keepEarlyDtls } from './earlyDtls.js';
 import { peerConnectionConfig, type IceSettings } from './peerConfig.js';
-import { acceptInactiveSections, parseOfferedMedia, type OfferedMedia } from './sdp.js';
+import {
+  acceptInactiveSections,
+  answerOpusDtx,
+  parseOfferedMedia,
+  type OfferedMedia,
+} from './sdp.js';
 
 export interface PublisherPeerEvents {
   /** A local ICE candidate, JSON as the SDKs expect it in TrickleRequest.candidateInit. */
@@ -18,6 +23,11 @@ export interface PublisherPeerEvents {
   onMediaEnded(mid: string): void;
   onData(label: string, data: Buffer): void;
   onStateChange(state: string): void;
+  /**
+   * Whether the track an offered section carries (by msid track id) may use Opus DTX; undefined
+   * for a track the server does not know.
+   */
+  dtxFor(trackId: string | undefined): boolean | undefined;
 }
 
 /** The participant's upstream connection: the SDK offers, the server answers. */
@@ -102,7 +112,7 @@ export class PublisherPeer {
         },
         'publisher: answered an offer',
       );
-      return acceptInactiveSections(local.toSdp().sdp, sdp);
+      return answerOpusDtx(acceptInactiveSections(local.toSdp().sdp, sdp), sdp, this.events.dtxFor);
     };
     const result = this.queue.then(run);
     this.queue = result.catch(() => undefined);

@@ -44,3 +44,40 @@ export function acceptInactiveSections(answerSdp: string, offerSdp: string): str
   for (const group of answer.group) if (group.semantic === 'BUNDLE') group.items = bundled;
   return answer.string;
 }
+
+/**
+ * Turns Opus DTX on or off in the answer's audio sections, as LiveKit does (participant_sdp.go):
+ * `usedtx=1` in the Opus fmtp of each section whose track allows it (no `disableDtx` in its
+ * AddTrackRequest), removed where it does not. It is the answer that tells the publisher's
+ * encoder; the SDKs' `dtx` publish option only reaches the server. Without it an audio track
+ * sends 50 packets a second of silence whenever nothing is said (an unwatched avatar's whole
+ * remaining cost, issue 47). Sections whose track is unknown are left as they are.
+ */
+export function answerOpusDtx(
+  answerSdp: string,
+  offerSdp: string,
+  dtxFor: (trackId: string | undefined) => boolean | undefined,
+): string {
+  const offered = parseOfferedMedia(offerSdp);
+  const answer = SessionDescription.parse(answerSdp);
+  let changed = false;
+  answer.media.forEach((m, index) => {
+    const offer = offered[index];
+    if (m.kind !== 'audio' || !offer || offer.rejected) return;
+    const dtx = dtxFor(offer.trackId);
+    if (dtx === undefined) return;
+    for (const codec of m.rtp.codecs) {
+      if (codec.mimeType.toLowerCase() !== 'audio/opus') continue;
+      // Any `usedtx` value the answer took over (a browser may offer `usedtx=0`) is replaced,
+      // and `a; b` spacing (RFC 4566 allows it) does not hide one.
+      const params = (codec.parameters ?? '')
+        .split(';')
+        .map((p) => p.trim())
+        .filter((p) => p && p.split('=')[0]!.trim().toLowerCase() !== 'usedtx');
+      if (dtx) params.push('usedtx=1');
+      codec.parameters = params.join(';');
+      changed = true;
+    }
+  });
+  return changed ? answer.string : answerSdp;
+}

@@ -20,7 +20,7 @@ import { clientConfiguration } from '../rtc/joinResponse.js';
 import type { Room } from '../rtc/room.js';
 import { RoomRegistry } from './roomRegistry.js';
 import { handleSignalRequest } from './signalHandler.js';
-import { SignalSession } from './signalSession.js';
+import { SignalConnection } from './signalConnection.js';
 import { HeldSignal } from './signalSink.js';
 
 // How long a participant whose signal connection dropped (without a leave) is kept: long enough
@@ -100,7 +100,7 @@ export class RtcEndpoint {
     }
     const sid = newId('PA_');
     const log = this.log.child({ room: roomName, identity, participant: sid });
-    const session = new SignalSession(ws, log);
+    const session = new SignalConnection(ws, log);
     const room = this.rooms.getOrCreate(roomName, {
       by: 'join',
       claims,
@@ -138,7 +138,7 @@ export class RtcEndpoint {
     if (!room || !participant || participant.sid !== sid || participant.isDisconnected) {
       const log = this.log.child({ room: roomName, identity });
       log.info('cannot resume, asking for a full reconnect');
-      const session = new SignalSession(ws, log);
+      const session = new SignalConnection(ws, log);
       session.send({
         case: 'leave',
         value: new LeaveRequest({
@@ -153,7 +153,7 @@ export class RtcEndpoint {
     participant.log.info('signal connection resumed');
     const previous = participant.signal;
     const held = previous instanceof HeldSignal ? previous.take() : [];
-    const session = new SignalSession(ws, participant.log);
+    const session = new SignalConnection(ws, participant.log);
     participant.signal = session;
     participant.signalLostAt = undefined;
     previous.close();
@@ -171,7 +171,12 @@ export class RtcEndpoint {
   }
 
   /** Routes a session's requests to its participant, and notices when the session ends. */
-  private bind(ws: WebSocket, session: SignalSession, room: Room, participant: Participant): void {
+  private bind(
+    ws: WebSocket,
+    session: SignalConnection,
+    room: Room,
+    participant: Participant,
+  ): void {
     let lastMessageAt = Date.now();
     let queue: Promise<void> = Promise.resolve();
     const hooks = { dropSignal: () => session.terminate() };
@@ -202,7 +207,7 @@ export class RtcEndpoint {
     ws.on('error', (err) => participant.log.debug({ err }, 'signal socket error'));
   }
 
-  private onSignalClosed(room: Room, participant: Participant, session: SignalSession): void {
+  private onSignalClosed(room: Room, participant: Participant, session: SignalConnection): void {
     // A session replaced by a resume, or a participant already gone, needs nothing.
     if (room.participant(participant.identity) !== participant) return;
     if (participant.signal !== session) return;

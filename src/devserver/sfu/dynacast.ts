@@ -26,6 +26,16 @@ export const LIVEKIT_DYNACAST_TIMINGS: DynacastTimings = {
 const QUALITIES = [VideoQuality.LOW, VideoQuality.MEDIUM, VideoQuality.HIGH];
 
 /**
+ * How LiveKit spells a codec in `subscribedCodecs`: the MIME type as pion writes it
+ * (protocol's codecs/mime `MimeType.String()`: `video/H264`, `video/VP8`). rust-sdks compares it
+ * without case to its own codec name and falls back to the first entry.
+ */
+const LIVEKIT_MIME = ['video/H264', 'video/H265', 'video/VP8', 'video/VP9', 'video/AV1'];
+export function liveKitMimeSpelling(mimeType: string): string {
+  return LIVEKIT_MIME.find((m) => m.toLowerCase() === mimeType.toLowerCase()) ?? mimeType;
+}
+
+/**
  * What LiveKit's dynacast tells a publisher of a video track: which layers anyone subscribes
  * to (`SubscribedQualityUpdate`). This server forwards one layer to everyone, so the answer is
  * all or nothing: on at once when a subscriber arrives, off `pauseDelayMs` after the last one
@@ -88,7 +98,9 @@ export class Dynacast {
       new SubscribedQualityUpdate({
         trackSid: this.trackSid,
         subscribedQualities: qualities,
-        subscribedCodecs: [new SubscribedCodec({ codec: this.codec, qualities })],
+        subscribedCodecs: [
+          new SubscribedCodec({ codec: liveKitMimeSpelling(this.codec), qualities }),
+        ],
       }),
     );
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { parentPort } from 'node:worker_threads';
 import { AudioDecodeError, AudioTooLongError, decodeAudio } from '../audio/index.js';
-import { detectSpeech, SileroVad } from '../speech/index.js';
+import { detectSpeech, SileroVad } from '../voiceActivity/index.js';
 import type { AudioTask, AudioThreadReply } from './audioThreadProtocol.js';
 
 /**

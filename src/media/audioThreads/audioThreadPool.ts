@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
 import {
   AudioTooLongError,
   UnreadableAudioError,
   UnsupportedAudioError,
-  type AudioDecodeError,
   type DecodedAudio,
   type DecodeAudioOptions,
 } from '../audio/index.js';
-import type { SpeechDetection } from '../speech/index.js';
+import type { SpeechDetection } from '../voiceActivity/index.js';
 import { startWorkerThread, childScript } from '../childScript.js';
+import { ThreadPool } from '../threadPool.js';
 import type { AudioTask, AudioTaskResult, AudioThreadReply } from './audioThreadProtocol.js';
 
 export interface AudioThreadPoolOptions {
@@ -22,18 +21,9 @@ export interface AudioThreadPoolOptions {
   maxHeapMb?: number;
 }
 
-interface Job {
-  task: AudioTask;
-  resolve(result: AudioTaskResult): void;
-  reject(error: Error): void;
-}
+type AudioThreadError = Extract<AudioThreadReply, { error: unknown }>['error'];
 
-interface Thread {
-  worker: Worker;
-  job?: Job & { id: number; timer: NodeJS.Timeout };
-}
-
-function errorFromThread(error: { message: string; code?: string; limitMs?: number }): Error {
+function errorFromThread(error: AudioThreadError): Error {
   switch (error.code) {
     case 'unsupported_audio':
       return new UnsupportedAudioError(error.message);
@@ -52,30 +42,44 @@ function errorFromThread(error: { message: string; code?: string; limitMs?: numb
  * (`resourceLimits`), each task a time limit, and a thread that dies or overruns is replaced
  * while its task fails as unreadable audio (422). Threads are started once and reused, so a
  * normal decode costs one message round trip more than decoding in place. Tasks beyond the
- * pool's size wait their turn in arrival order.
+ * pool's size wait their turn in arrival order. (A ThreadPool: restart, queue and shutdown.)
  */
 export class AudioThreadPool {
-  private readonly threads: Thread[] = [];
-  private readonly queue: Job[] = [];
-  private readonly size: number;
-  private readonly taskTimeoutMs: number;
-  private readonly maxHeapMb: number;
-  private nextId = 1;
+  private readonly pool: ThreadPool<AudioTask, AudioTaskResult, AudioThreadError>;
 
   constructor(options: AudioThreadPoolOptions = {}) {
-    this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
-    this.taskTimeoutMs = options.taskTimeoutMs ?? 20_000;
-    this.maxHeapMb = options.maxHeapMb ?? 256;
+    const taskTimeoutMs = options.taskTimeoutMs ?? 20_000;
+    const maxHeapMb = options.maxHeapMb ?? 256;
+    this.pool = new ThreadPool({
+      size: options.size ?? Math.min(2, availableParallelism()),
+      taskTimeoutMs,
+      startThread: () =>
+        startWorkerThread(childScript(import.meta.url, './audioThread.ts', 'audioThread'), {
+          maxOldGenerationSizeMb: maxHeapMb,
+        }),
+      errors: {
+        fromThread: errorFromThread,
+        timeout: (limitMs) =>
+          new UnreadableAudioError(`the audio took longer than ${limitMs / 1000} s to process`),
+        crashed: (error) =>
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new UnreadableAudioError('the audio needs more memory to decode than is allowed')
+            : new UnreadableAudioError(`the audio could not be processed: ${error.message}`),
+        exited: () => new UnreadableAudioError('the audio thread ended'),
+        closed: () => new Error('audio thread pool closed'),
+        busy: () => new Error('audio thread pool busy'),
+      },
+    });
   }
 
   /** decodeAudio on a worker thread; the same errors (AudioDecodeError subclasses). */
   decode(bytes: Uint8Array, opts: DecodeAudioOptions = {}): Promise<DecodedAudio> {
-    return this.submit({ kind: 'decode', bytes, ...opts }) as Promise<DecodedAudio>;
+    return this.pool.run({ kind: 'decode', bytes, ...opts }) as Promise<DecodedAudio>;
   }
 
   /** Silero VAD over a decoded clip, on a worker thread. */
   detectSpeech(mono: Float32Array, sampleRate: number): Promise<SpeechDetection> {
-    return this.submit({ kind: 'detectSpeech', mono, sampleRate }) as Promise<SpeechDetection>;
+    return this.pool.run({ kind: 'detectSpeech', mono, sampleRate }) as Promise<SpeechDetection>;
   }
 
   /**
@@ -84,97 +88,12 @@ export class AudioThreadPool {
    * The loaded thread stays in the pool, idle threads do not keep the process alive.
    */
   async loadSpeechModel(): Promise<void> {
-    await this.submit({ kind: 'loadSpeechModel' });
+    await this.pool.run({ kind: 'loadSpeechModel' });
   }
 
   /** Ends every thread; queued and running tasks fail. A later task starts new threads. */
-  async close(): Promise<void> {
-    const threads = this.threads.splice(0);
-    const queued = this.queue.splice(0);
-    for (const job of queued) job.reject(new Error('audio thread pool closed'));
-    await Promise.all(
-      threads.map(async (t) => {
-        const job = t.job;
-        t.job = undefined;
-        if (job) {
-          clearTimeout(job.timer);
-          job.reject(new Error('audio thread pool closed'));
-        }
-        await t.worker.terminate();
-      }),
-    );
-  }
-
-  private submit(task: AudioTask): Promise<AudioTaskResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject });
-      this.dispatch();
-    });
-  }
-
-  private dispatch(): void {
-    while (this.queue.length > 0) {
-      let thread = this.threads.find((t) => !t.job);
-      if (!thread) {
-        if (this.threads.length >= this.size) return;
-        thread = this.spawn();
-      }
-      const job = this.queue.shift()!;
-      const id = this.nextId++;
-      const timer = setTimeout(() => this.fail(thread, this.timeoutError()), this.taskTimeoutMs);
-      thread.job = { ...job, id, timer };
-      thread.worker.ref();
-      thread.worker.postMessage({ id, task: job.task });
-    }
-  }
-
-  private timeoutError(): AudioDecodeError {
-    return new UnreadableAudioError(
-      `the audio took longer than ${this.taskTimeoutMs / 1000} s to process`,
-    );
-  }
-
-  private spawn(): Thread {
-    const worker = startWorkerThread(
-      childScript(import.meta.url, './audioThread.ts', 'audioThread'),
-      { maxOldGenerationSizeMb: this.maxHeapMb },
-    );
-    const thread: Thread = { worker };
-    worker.on('message', (reply: AudioThreadReply) => {
-      const job = thread.job;
-      if (!job || job.id !== reply.id) return;
-      clearTimeout(job.timer);
-      thread.job = undefined;
-      worker.unref();
-      if ('error' in reply) job.reject(errorFromThread(reply.error));
-      else job.resolve(reply.result);
-      this.dispatch();
-    });
-    worker.on('error', (error: Error & { code?: string }) => {
-      const reason =
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new UnreadableAudioError('the audio needs more memory to decode than is allowed')
-          : new UnreadableAudioError(`the audio could not be processed: ${error.message}`);
-      this.fail(thread, reason);
-    });
-    worker.on('exit', () => this.fail(thread, new UnreadableAudioError('the audio thread ended')));
-    worker.unref();
-    this.threads.push(thread);
-    return thread;
-  }
-
-  /** Drops a thread (ending it if it still runs) and fails its task; queued tasks go on. */
-  private fail(thread: Thread, error: Error): void {
-    const index = this.threads.indexOf(thread);
-    if (index >= 0) this.threads.splice(index, 1);
-    const job = thread.job;
-    thread.job = undefined;
-    if (job) {
-      clearTimeout(job.timer);
-      job.reject(error);
-    }
-    void thread.worker.terminate();
-    this.dispatch();
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { DecodedAudio } from '../audio/index.js';
 import type { AudioDecodeErrorCode } from '../audio/index.js';
-import type { SpeechDetection } from '../speech/index.js';
+import type { SpeechDetection } from '../voiceActivity/index.js';
 
 /** Messages between the audio thread pool and its threads. */
 export type AudioTask =

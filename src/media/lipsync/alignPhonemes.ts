@@ -59,11 +59,47 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
   const n = input.audio.length / FEATURE_DIMS;
   const m = input.template.length / FEATURE_DIMS;
   if (n < 10 || m < 10 || input.phonemes.length === 0) return undefined;
-  const a = normalise(input.audio, n);
-  const t = normalise(input.template, m);
-  const band = bandOf(n, m, input.openEnd);
-  if (band.cells > MAX_CELLS) return undefined;
+  const path = warpFeatures(
+    normaliseFeatures(input.audio, n),
+    normaliseFeatures(input.template, m),
+    input.openEnd,
+  );
+  if (!path) return undefined;
+  const phonemes: PhonemeTiming[] = [];
+  for (const p of input.phonemes) {
+    const placed = placePhoneme(path, p);
+    if (placed) phonemes.push(placed);
+  }
+  return { phonemes, mismatch: path.mismatch, coveredMs: (path.endI + 1) * FEATURE_HOP_MS };
+}
 
+/** A warping path between audio and template frames (both normalised), from their first frames. */
+export interface WarpPath {
+  /** For each template frame up to `endJ`, the first audio frame matched to it. */
+  readonly audioAt: Float64Array;
+  /** The path's last audio frame. */
+  readonly endI: number;
+  /** The path's last template frame. */
+  readonly endJ: number;
+  /** As `PhonemeAlignment.mismatch`. */
+  readonly mismatch: number;
+}
+
+/**
+ * Dynamic time warping of normalised audio frames `a` against normalised template frames `t`
+ * (`FEATURE_DIMS` values each), from their first frames to the end (`openEnd`: where the two fit
+ * best). Undefined where the work would be too large or the audio does not say the words.
+ */
+export function warpFeatures(
+  a: Float32Array,
+  t: Float32Array,
+  openEnd: boolean,
+): WarpPath | undefined {
+  const n = a.length / FEATURE_DIMS;
+  const m = t.length / FEATURE_DIMS;
+  if (n < 1 || m < 1) return undefined;
+  const band = bandOf(n, m, openEnd);
+  if (band.cells > MAX_CELLS) return undefined;
   // Accumulated cost, one row at a time, and the step taken into each cell for the way back.
   const steps = new Uint8Array(band.cells);
   // Cost of ending at the template's last frame, per audio frame (an open end: audio past the
@@ -110,7 +146,7 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
   let endI = n - 1;
   let endJ = m - 1;
   let endCost = prev[m - 1] as number;
-  if (input.openEnd) {
+  if (openEnd) {
     let best = Infinity;
     for (let j = band.lo[n - 1] as number; j <= (band.hi[n - 1] as number); j++) {
       const score = (prev[j] as number) / (n + j);
@@ -142,7 +178,17 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
   }
   const mismatch = sum / length / meanNearestDistance(a, endI + 1, t, endJ + 1);
   if (!(mismatch <= MAX_MISMATCH)) return undefined;
+  return { audioAt, endI, endJ, mismatch };
+}
 
+/**
+ * Template phoneme `p` (ms from the template's first frame) moved along `path` onto the audio's
+ * clock (ms from its first frame); undefined where the path ends before it or it has no length.
+ */
+export function placePhoneme(path: WarpPath, p: PhonemeTiming): PhonemeTiming | undefined {
+  const { audioAt, endJ } = path;
+  const endMs = (endJ + 1) * FEATURE_HOP_MS;
+  if (p.startMs >= endMs) return undefined;
   const toAudioMs = (templateMs: number): number => {
     const f = Math.min(endJ, Math.max(0, templateMs / FEATURE_HOP_MS));
     const j0 = Math.floor(f);
@@ -151,15 +197,9 @@ export function alignPhonemes(input: PhonemeAlignmentInput): PhonemeAlignment | 
     const x1 = audioAt[j1] as number;
     return (x0 + (x1 - x0) * (f - j0)) * FEATURE_HOP_MS;
   };
-  const endMs = (endJ + 1) * FEATURE_HOP_MS;
-  const phonemes: PhonemeTiming[] = [];
-  for (const p of input.phonemes) {
-    if (p.startMs >= endMs) continue;
-    const startMs = toAudioMs(p.startMs);
-    const end = toAudioMs(Math.min(p.endMs, endMs));
-    if (end > startMs) phonemes.push({ ...p, startMs, endMs: end });
-  }
-  return { phonemes, mismatch, coveredMs: (endI + 1) * FEATURE_HOP_MS };
+  const startMs = toAudioMs(p.startMs);
+  const end = toAudioMs(Math.min(p.endMs, endMs));
+  return end > startMs ? { ...p, startMs, endMs: end } : undefined;
 }
 
 interface Band {
@@ -199,40 +239,63 @@ function bandOf(n: number, m: number, openEnd: boolean): Band {
   return { lo, hi, offset, cells };
 }
 
-/**
- * Each dimension centred and scaled on the signal's own speech frames (cepstral mean and variance
- * normalisation: removes the voice's and the channel's constant colouring), energy in dB under
- * the signal's peak, floored at silence.
- */
-function normalise(frames: Float32Array, count: number): Float32Array {
+/** What normalises a signal's frames: its peak energy and its cepstra's mean and spread. */
+export interface FeatureNorm {
+  readonly peak: number;
+  readonly mean: Float64Array;
+  readonly sd: Float64Array;
+}
+
+/** `FeatureNorm` of the first `count` frames, measured on their speech frames. */
+export function featureNorm(frames: Float32Array, count: number): FeatureNorm {
   const e = FEATURE_DIMS - 1;
   let peak = -Infinity;
   for (let i = 0; i < count; i++) peak = Math.max(peak, frames[i * FEATURE_DIMS + e] as number);
-  const speech: number[] = [];
+  const mean = new Float64Array(e);
+  const sd = new Float64Array(e);
+  let speech = 0;
   for (let i = 0; i < count; i++) {
-    if ((frames[i * FEATURE_DIMS + e] as number) > peak - SPEECH_BELOW_PEAK_DB) speech.push(i);
+    if ((frames[i * FEATURE_DIMS + e] as number) <= peak - SPEECH_BELOW_PEAK_DB) continue;
+    speech++;
+    for (let d = 0; d < e; d++)
+      mean[d] = (mean[d] as number) + (frames[i * FEATURE_DIMS + d] as number);
   }
-  const out = new Float32Array(count * FEATURE_DIMS);
-  for (let d = 0; d < e; d++) {
-    let mean = 0;
-    for (const i of speech) mean += frames[i * FEATURE_DIMS + d] as number;
-    mean /= Math.max(1, speech.length);
-    let v = 0;
-    for (const i of speech) v += ((frames[i * FEATURE_DIMS + d] as number) - mean) ** 2;
-    const sd = Math.sqrt(v / Math.max(1, speech.length)) || 1;
-    for (let i = 0; i < count; i++) {
-      out[i * FEATURE_DIMS + d] = ((frames[i * FEATURE_DIMS + d] as number) - mean) / sd;
+  for (let d = 0; d < e; d++) mean[d] = (mean[d] as number) / Math.max(1, speech);
+  for (let i = 0; i < count; i++) {
+    if ((frames[i * FEATURE_DIMS + e] as number) <= peak - SPEECH_BELOW_PEAK_DB) continue;
+    for (let d = 0; d < e; d++) {
+      sd[d] =
+        (sd[d] as number) + ((frames[i * FEATURE_DIMS + d] as number) - (mean[d] as number)) ** 2;
     }
   }
+  for (let d = 0; d < e; d++) sd[d] = Math.sqrt((sd[d] as number) / Math.max(1, speech)) || 1;
+  return { peak, mean, sd };
+}
+
+/**
+ * Frames normalised by `norm`: each cepstrum centred and scaled (cepstral mean and variance
+ * normalisation: removes the voice's and the channel's constant colouring), energy in dB under
+ * the peak, floored at silence.
+ */
+export function applyFeatureNorm(frames: Float32Array, norm: FeatureNorm): Float32Array {
+  const e = FEATURE_DIMS - 1;
+  const count = frames.length / FEATURE_DIMS;
+  const out = new Float32Array(count * FEATURE_DIMS);
   for (let i = 0; i < count; i++) {
-    const db = Math.max(
-      -SPEECH_BELOW_PEAK_DB - 10,
-      (frames[i * FEATURE_DIMS + e] as number) - peak,
-    );
+    const x = i * FEATURE_DIMS;
+    for (let d = 0; d < e; d++) {
+      out[x + d] = ((frames[x + d] as number) - (norm.mean[d] as number)) / (norm.sd[d] as number);
+    }
+    const db = Math.max(-SPEECH_BELOW_PEAK_DB - 10, (frames[x + e] as number) - norm.peak);
     // About one unit per 10 dB, like a normalised cepstrum's spread.
-    out[i * FEATURE_DIMS + e] = (db / 10) * Math.sqrt(ENERGY_WEIGHT);
+    out[x + e] = (db / 10) * Math.sqrt(ENERGY_WEIGHT);
   }
   return out;
+}
+
+/** The first `count` frames normalised on their own speech frames. */
+export function normaliseFeatures(frames: Float32Array, count: number): Float32Array {
+  return applyFeatureNorm(frames.subarray(0, count * FEATURE_DIMS), featureNorm(frames, count));
 }
 
 function distance(a: Float32Array, i: number, b: Float32Array, j: number): number {

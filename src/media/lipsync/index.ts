@@ -10,6 +10,7 @@ export { ipaToVisemeUnits, type VisemeUnit } from './ipaVisemes.js';
 export { MouthSchedule } from './mouthSchedule.js';
 export { FEATURE_DIMS, FEATURE_HOP_MS, SpeechFeatures } from './speechFeatures.js';
 export { speechMouth, wordsMouth } from './speechMouth.js';
+export { TailAlignment, type TailAlignmentResult } from './tailAlignment.js';
 export {
   LIP_CLOSURES,
   REST_POSE,

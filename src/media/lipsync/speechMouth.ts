@@ -11,7 +11,7 @@ import { LIP_CLOSURES, type MouthPose } from './viseme.js';
  * Phoneme shapes alone kept the mouth nearly shut on loud spread and rounded vowels (i, u):
  * the opening measured in received video then followed the audio envelope at r = 0.35 to 0.5;
  * driven this way, 0.68 to 0.86, and 0.84 to 0.91 in 1.5 s windows
- * (test/media/session/photoSession.slow.test.ts).
+ * (test/media/room/photoSession.slow.test.ts).
  */
 export function speechMouth(sound: MouthPose, timed: MouthPose): MouthPose {
   return LIP_CLOSURES.has(timed.viseme) ? timed : sound;

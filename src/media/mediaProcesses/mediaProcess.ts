@@ -3,7 +3,7 @@ import { dispose } from '@livekit/rtc-node';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import type { MediaSession } from '../mediaCore.js';
-import { LiveKitMediaCore } from '../session/index.js';
+import { LiveKitMediaCore } from '../room/index.js';
 import { TtsEngines } from '../tts/index.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
 import {
@@ -19,23 +19,23 @@ import {
   type MediaProcessStats,
 } from './mediaProcessProtocol.js';
 
-/** How long a worker whose API process vanished gives its avatars to leave their rooms. */
+/** How long a process whose API process vanished gives its avatars to leave their rooms. */
 const ORPHAN_CLOSE_MS = 3_000;
 
 /**
- * The media process (a "media worker" in logs and options): one real `LiveKitMediaCore` on its own event loop, driven by the
+ * The media process: one real `LiveKitMediaCore` on its own event loop, driven by the
  * API process over the IPC channel (see mediaProcessProtocol.ts). It ignores the terminal's Ctrl-C
  * (the API process ends the sessions first, then asks it to shut down) and exits when the API
  * process goes away, after its avatars have left their rooms.
  */
 export function runMediaProcess(): void {
-  if (!process.send) throw new Error('the media worker runs as a child process with IPC');
+  if (!process.send) throw new Error('the media process runs as a child process with IPC');
   const peer = new IpcPeer(process as unknown as IpcChannel);
   const sessions = new Map<string, MediaSession>();
   let core: LiveKitMediaCore | undefined;
 
   const coreOrThrow = () => {
-    if (!core) throw new Error('the media worker has not been initialised');
+    if (!core) throw new Error('the media process has not been initialised');
     return core;
   };
   // A session's media may still be starting when it is closed: the core lists it from the start.

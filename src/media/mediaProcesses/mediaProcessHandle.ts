@@ -15,9 +15,9 @@ import {
 } from './mediaProcessProtocol.js';
 
 /**
- * The `--cpu-prof` flags of this process's command line, for a worker: a CPU profile asked of the
- * API process (`BENCH_PROFILE`) covers its workers too, which do most of the media's work. All
- * but a fixed file name (`--cpu-prof-name`), which every worker would overwrite.
+ * The `--cpu-prof` flags of this process's command line, for a process: a CPU profile asked of the
+ * API process (`BENCH_PROFILE`) covers its processes too, which do most of the media's work. All
+ * but a fixed file name (`--cpu-prof-name`), which every process would overwrite.
  */
 export function cpuProfileFlags(execArgv: readonly string[]): string[] {
   const flags: string[] = [];
@@ -36,11 +36,11 @@ export interface MediaProcessHandleOptions {
   init: MediaProcessInit;
   log: Logger;
   assets?: MediaAssets;
-  /** Told about the worker's start-up steps when `init.reportProgress` is set. */
+  /** Told about the process's start-up steps when `init.reportProgress` is set. */
   progress?: StartupProgress;
   /**
    * The process starts (loads its code) at once, but is initialised (atlases, TTS) only once
-   * this settles: on a first start the other workers wait until the first has drawn and cached
+   * this settles: on a first start the other processes wait until the first has drawn and cached
    * the atlases, then load them instead of drawing them again.
    */
   initAfter?: Promise<unknown>;
@@ -52,8 +52,8 @@ export interface MediaProcessExit {
 }
 
 /**
- * One media worker process seen from the API process: its IPC peer, and its exit. The worker's
- * log records go to the API process's logger (tagged `worker`), so there is one log stream.
+ * One media process seen from the API process: its IPC peer, and its exit. The process's
+ * log records go to the API process's logger (tagged `media_process`), so there is one log stream.
  */
 export class MediaProcessHandle {
   readonly peer: IpcPeer;
@@ -68,15 +68,15 @@ export class MediaProcessHandle {
     this.peer = new IpcPeer(child as unknown as IpcChannel);
     this.exited = new Promise((resolve) =>
       child.once('exit', (code, signal) => {
-        this.peer.close(`media worker ${o.init.index} exited`);
+        this.peer.close(`media process ${o.init.index} exited`);
         resolve({ code, signal });
       }),
     );
-    const log = o.log.child({ worker: o.init.index });
+    const log = o.log.child({ media_process: o.init.index });
     this.peer.on('log', (line: LogEvent) => forwardLog(log, line));
     this.peer.on('progress', (step: ProgressEvent) => o.progress?.(step));
     serveAssets(this.peer, o.assets);
-    // Logs come over IPC; what the worker prints (native code, Node itself) becomes log records
+    // Logs come over IPC; what the process prints (native code, Node itself) becomes log records
     // too. Never raw onto our stdout, which may be a protocol channel (the bench's).
     if (child.stdout) logMediaProcessOutput(child.stdout, log, 'stdout');
     if (child.stderr) logMediaProcessOutput(child.stderr, log, 'stderr');
@@ -96,37 +96,39 @@ export class MediaProcessHandle {
     const profile = cpuProfileFlags(process.execArgv);
     const child = spawn(process.execPath, [...profile, ...childExecArgv(entry), entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
-      // sessions before it stops the workers. The IPC channel tells the worker if we die.
+      // sessions before it stops the processes. The IPC channel tells the process if we die.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
       // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
-      // keep the worker's resident memory flat under session churn (bench/results/
+      // keep the process's resident memory flat under session churn (bench/results/
       // 2026-11-25-churn-memory.md). An operator's own value wins; 0 means glibc's default.
       env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });
-    const worker = new MediaProcessHandle(child, o);
+    const handle = new MediaProcessHandle(child, o);
     try {
       await Promise.race([
         Promise.resolve(o.initAfter)
           .catch(() => undefined)
-          .then(() => worker.peer.request<MediaProcessReady>('init', o.init)),
-        worker.exited.then(({ code, signal }) => {
-          throw new Error(`media worker ${o.init.index} exited (${signal ?? code}) while starting`);
+          .then(() => handle.peer.request<MediaProcessReady>('init', o.init)),
+        handle.exited.then(({ code, signal }) => {
+          throw new Error(
+            `media process ${o.init.index} exited (${signal ?? code}) while starting`,
+          );
         }),
       ]);
     } catch (err) {
-      worker.kill();
+      handle.kill();
       throw err;
     }
-    return worker;
+    return handle;
   }
 
   kill(): void {
     if (this.alive) this.child.kill('SIGKILL');
   }
 
-  /** Asks the worker to close what it runs and exit; kills it past `timeoutMs`. */
+  /** Asks the process to close what it runs and exit; kills it past `timeoutMs`. */
   async shutdown(timeoutMs: number): Promise<void> {
     if (!this.alive) return;
     const timer = setTimeout(() => this.kill(), timeoutMs);
@@ -136,13 +138,13 @@ export class MediaProcessHandle {
   }
 }
 
-/** Writes one of the worker's pino lines through the API process's logger, at its level. */
+/** Writes one of the process's pino lines through the API process's logger, at its level. */
 function forwardLog(log: Logger, line: string): void {
   let record: Record<string, unknown>;
   try {
     record = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    log.warn({ line }, 'unparsable log line from a media worker');
+    log.warn({ line }, 'unparsable log line from a media process');
     return;
   }
   const { level, msg, ...fields } = record;

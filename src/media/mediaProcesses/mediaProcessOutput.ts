@@ -14,8 +14,8 @@ const OPENH264_FRAMERATE_NOTICE =
 const MAX_LINE_CHARS = 2_000;
 
 /**
- * A media worker's stdout or stderr as log records of the API process, one per line, instead of
- * raw text beside the JSON lines. The worker logs over IPC; what arrives here is what its native
+ * A media process's stdout or stderr as log records of the API process, one per line, instead of
+ * raw text beside the JSON lines. The process logs over IPC; what arrives here is what its native
  * code or Node itself printed: a codec's notice, a crash's last words (warn).
  */
 export function logMediaProcessOutput(
@@ -28,7 +28,7 @@ export function logMediaProcessOutput(
     const line = raw.trimEnd();
     if (line.length === 0) return;
     const text = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
-    if (OPENH264_FRAMERATE_NOTICE.test(line)) log.debug({ [name]: text }, 'media worker output');
-    else log.warn({ [name]: text }, 'media worker output');
+    if (OPENH264_FRAMERATE_NOTICE.test(line)) log.debug({ [name]: text }, 'media process output');
+    else log.warn({ [name]: text }, 'media process output');
   });
 }

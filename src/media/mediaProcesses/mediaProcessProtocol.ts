@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /**
- * What the API process and a media worker process say to each other (over `IpcPeer`, with
+ * What the API process and a media process say to each other (over `IpcPeer`, with
  * Node's `advanced` serialization, so PCM travels as a typed array, not as JSON numbers).
  *
- * API -> worker requests: `init` (MediaProcessInit -> MediaProcessReady), `start` ({ spec } -> null),
- * `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null), `shutdown`,
- * `stats` (null -> MediaProcessStats), `memory` (null -> MediaProcessMemory).
- * API -> worker events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
+ * API -> process requests: `init` (MediaProcessInit -> MediaProcessReady), `start` ({ spec } ->
+ * null), `interrupt` ({ sessionId } -> InterruptOutcome), `close` ({ sessionId } -> null),
+ * `shutdown`, `stats` (null -> MediaProcessStats), `memory` (null -> MediaProcessMemory).
+ * API -> process events: `speak` ({ sessionId, item }), `audio` ({ sessionId, item }),
  * `waiting` ({ sessionId, waiting }).
- * Worker -> API events: `speaking`, `ended`, `log`, `progress`.
- * Worker -> API requests: `asset` ({ id } -> Uint8Array): bytes the media needs by id (an
+ * Process -> API events: `speaking`, `ended`, `log`, `progress`.
+ * Process -> API requests: `asset` ({ id } -> Uint8Array): bytes the media needs by id (an
  * uploaded photo, say), read by the API process from its file storage.
  */
 import type { Level } from 'pino';
@@ -20,19 +20,19 @@ import type {
   MediaSessionSpec,
   SpeechItem,
 } from '../mediaCore.js';
-import type { AvatarVideoCodec } from '../session/index.js';
+import type { AvatarVideoCodec } from '../room/index.js';
 import type { StartupStep } from '../startupProgress.js';
 import type { TtsOptions } from '../tts/index.js';
 import type { IpcPeer } from './ipcPeer.js';
 
 export interface MediaProcessInit {
-  /** 0-based number of the worker on its node (for logs). */
+  /** 0-based number of the process on its node (for logs). */
   index: number;
-  /** Where the avatars' atlases are kept between runs (shared by the workers of a node). */
+  /** Where the avatars' atlases are kept between runs (shared by the processes of a node). */
   cacheDir?: string;
   agentAbsenceMs?: number;
   stageTimeoutMs?: number;
-  /** pino level of the worker's logger; its records go to the API process's logger. */
+  /** pino level of the process's logger; its records go to the API process's logger. */
   logLevel: Level | 'silent';
   /** Whether to send `progress` events for its start-up steps. */
   reportProgress: boolean;
@@ -47,7 +47,7 @@ export interface MediaProcessReady {
   readyMs: number;
 }
 
-/** A worker's load, for operators and the bench. */
+/** A process's load, for operators and the bench. */
 export interface MediaProcessStats {
   pid: number;
   sessions: number;
@@ -57,7 +57,7 @@ export interface MediaProcessStats {
   eventLoop: number;
 }
 
-/** A worker's memory, for the churn bench (after a full collection where `gc` is exposed). */
+/** A process's memory, for the churn bench (after a full collection where `gc` is exposed). */
 export interface MediaProcessMemory {
   pid: number;
   /** Resident set size, bytes. */
@@ -88,19 +88,19 @@ export interface EndedEvent extends SessionRef {
   reason: MediaEndReason;
   detail: string;
 }
-/** A `log` event is one JSON line of the worker's pino (no time, pid or host: the API adds them). */
+/** A `log` event is one JSON line of the process's pino (no time, pid or host: the API adds them). */
 export type LogEvent = string;
 export type ProgressEvent = StartupStep;
 export interface AssetRequest {
   id: string;
 }
 
-/** The worker's view of the API process's assets: each `get` is one request over the channel. */
+/** The process's view of the API process's assets: each `get` is one request over the channel. */
 export function remoteAssets(peer: IpcPeer): MediaAssets {
   return { get: (id) => peer.request<Uint8Array>('asset', { id } satisfies AssetRequest) };
 }
 
-/** The API process answers a worker's `asset` requests from `assets`. */
+/** The API process answers a process's `asset` requests from `assets`. */
 export function serveAssets(peer: IpcPeer, assets: MediaAssets | undefined): void {
   peer.handle('asset', async ({ id }: AssetRequest) => {
     if (!assets) throw new Error(`no asset source: cannot load ${id}`);

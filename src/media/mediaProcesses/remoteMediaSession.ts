@@ -11,8 +11,8 @@ import type { MediaProcessHandle } from './mediaProcessHandle.js';
 import type { AudioEvent, SessionRef, SpeakEvent, WaitingEvent } from './mediaProcessProtocol.js';
 
 /**
- * A media session that runs in a worker process, seen from the API process. Calls become
- * messages on the worker's channel, in the order they are made; `speaking` follows the worker's
+ * A media session that runs in a media process, seen from the API process. Calls become
+ * messages on the process's channel, in the order they are made; `speaking` follows the process's
  * `speaking` events.
  */
 export class RemoteMediaSession implements MediaSession {
@@ -20,9 +20,9 @@ export class RemoteMediaSession implements MediaSession {
   private closing: Promise<void> | undefined;
 
   constructor(
-    /** What the session was started with (where its avatar is, should its worker die). */
+    /** What the session was started with (where its avatar is, should its process die). */
     readonly spec: MediaSessionSpec,
-    readonly worker: MediaProcessHandle,
+    readonly handle: MediaProcessHandle,
     private readonly observer: MediaSessionObserver,
     private readonly released: (session: RemoteMediaSession) => void,
   ) {}
@@ -36,43 +36,43 @@ export class RemoteMediaSession implements MediaSession {
   }
 
   speak(item: SpeechItem): void {
-    this.worker.peer.emit('speak', { sessionId: this.sessionId, item } satisfies SpeakEvent);
+    this.handle.peer.emit('speak', { sessionId: this.sessionId, item } satisfies SpeakEvent);
   }
 
   playAudio(item: AudioItem): void {
-    this.worker.peer.emit('audio', { sessionId: this.sessionId, item } satisfies AudioEvent);
+    this.handle.peer.emit('audio', { sessionId: this.sessionId, item } satisfies AudioEvent);
   }
 
   async interrupt(): Promise<InterruptOutcome> {
     const ref: SessionRef = { sessionId: this.sessionId };
-    // A worker that is gone plays nothing any more (and its session is ending).
-    return this.worker.peer
+    // A process that is gone plays nothing any more (and its session is ending).
+    return this.handle.peer
       .request<InterruptOutcome>('interrupt', ref)
       .catch(() => ({ interrupted: false, droppedUtterances: 0 }));
   }
 
   setWaiting(waiting: boolean): void {
-    this.worker.peer.emit('waiting', { sessionId: this.sessionId, waiting } satisfies WaitingEvent);
+    this.handle.peer.emit('waiting', { sessionId: this.sessionId, waiting } satisfies WaitingEvent);
   }
 
   close(): Promise<void> {
-    this.closing ??= this.worker.peer
+    this.closing ??= this.handle.peer
       .request('close', { sessionId: this.sessionId } satisfies SessionRef)
       .then(
         () => undefined,
-        () => undefined, // the worker is gone: nothing left to close
+        () => undefined, // the process is gone: nothing left to close
       )
       .finally(() => this.released(this));
     return this.closing;
   }
 
-  /** From the worker: speech started or stopped. */
+  /** From the process: speech started or stopped. */
   speakingChanged(speaking: boolean): void {
     this.speaking = speaking;
     if (!this.closed) this.observer.speakingChanged(speaking);
   }
 
-  /** From the worker, or because the worker died: the session must end. */
+  /** From the process, or because the process died: the session must end. */
   ended(reason: Parameters<MediaSessionObserver['ended']>[0], detail: string): void {
     this.speaking = false;
     if (!this.closed) this.observer.ended(reason, detail);

@@ -51,6 +51,16 @@ const PHOTO_BLEND = { minDelta: 6, joinGap: 1 };
  * steeper than in real open mouths of the set (Bill Murray's, 3.2 times his outer edge's).
  */
 const INNER_EDGE = 1.3;
+/**
+ * Lips whose outer edge is at least this soft (sigma, frame px) have an open mouth's inside
+ * softened as they are even in a photo at or above the frame's resolution: face-api sample3
+ * smiling (1.2 px) kept a drawn edge sharper than any real mouth's (inner / outer steepest step
+ * 4.06, real 0.93 to 2.97; softened 1.38). Not lower: sample6's largest face cut out (1.1 px), a
+ * smile's thin opening, softened read less open at AA 0.6 than at rest (dark share 0.032, rest
+ * 0.038); sample5 dark (0.95 px) keeps its drawn edge too: its 5.35 was its synthesized teeth,
+ * at luma 170 against skin at 48, not the edge (dimmed to the face's light in photoTeeth.ts: 2.6).
+ */
+const SOFT_LIPS = 1.15;
 
 export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
@@ -117,18 +127,21 @@ export function buildPhotoAtlas(
 
   // The inside's edges as soft as the lips' own outer edges (less the drawn edge's own 1 px
   // ramp, a sigma of about 0.3 px) in a photo scaled up, and as soft as its pixels at least; its
-  // grain the skin's. A photo at or above the frame's resolution keeps the drawn edge: blurred
-  // as its lips (0.65 px on face-api sample6), a smile's thin opening no longer read as open
-  // (the dark share of its mouth region at AA 0.6 went from 0.057 to 0.024).
+  // grain the skin's. A photo at or above the frame's resolution keeps the drawn edge unless its
+  // lips are soft (SOFT_LIPS): blurred as its lips (0.65 px on face-api sample6), a smile's thin
+  // opening no longer read as open (the dark share of its mouth region at AA 0.6 went from 0.057
+  // to 0.024).
   const surface = measureMouthSurface(canvas, CANVAS_MARGIN, face);
-  const softness = Math.max(
-    interiorSoftness(photoScale),
-    photoScale > 1 ? Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09)) : 0,
-  );
+  const lipSoftness = Math.sqrt(Math.max(0, (INNER_EDGE * surface.lipEdge) ** 2 - 0.09));
+  const closedSoftness = Math.max(interiorSoftness(photoScale), photoScale > 1 ? lipSoftness : 0);
+  // Soft lips at or above the frame's resolution soften only an open mouth's inside: the closed
+  // shapes (rest, m, b, p; the seam's shade) stay as they were, and so does their identity.
+  const openSoftness =
+    surface.lipEdge >= SOFT_LIPS ? Math.max(closedSoftness, lipSoftness) : closedSoftness;
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
-      softness,
+      softness: viseme === 'rest' || pose.seam ? closedSoftness : openSoftness,
       grain: surface.grain,
     });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);

@@ -19,6 +19,11 @@ export interface FaceColours {
   /** Skin luma on the picture's left and right of the mouth. */
   lightLeft: number;
   lightRight: number;
+  /**
+   * The light parts of the lips and of the skin beside the mouth (the 95th percentile of their
+   * luma): how much light reaches the mouth. Teeth in a dim photo are dim.
+   */
+  highlight: number;
 }
 
 export function luma(r: number, g: number, b: number): number {
@@ -74,6 +79,8 @@ export function measureFaceColours(
   // The photo's own black: the darkest tenth of the eye openings (pupils, lashes).
   const darkest = eyes.slice(0, Math.max(1, Math.ceil(eyes.length * 0.1)));
 
+  // The lips and the cheeks beside the mouth (below): their light parts are the mouth's light.
+  const lit: number[] = lips.map((c) => luma(...c));
   // Cheeks beside the mouth, for the direction of the light.
   const side = (sign: number) => {
     const samples: number[] = [];
@@ -85,14 +92,19 @@ export function measureFaceColours(
         samples.push(luma(...pixel(q.x, q.y)));
       }
     }
+    lit.push(...samples);
     return median(samples);
   };
+  const lightLeft = side(-1);
+  const lightRight = side(1);
+  lit.sort((a, b) => a - b);
   return {
     lips: middleColour(lips) ?? [150, 90, 90],
     sclera: middleColour(whites) ?? [225, 220, 215],
     pupil: middleColour(darkest) ?? [30, 25, 25],
-    lightLeft: side(-1),
-    lightRight: side(1),
+    lightLeft,
+    lightRight,
+    highlight: lit.length ? (lit[Math.floor(lit.length * 0.95)] as number) : 200,
   };
 }
 

@@ -104,10 +104,17 @@ export interface ControlPoint {
 
 /** Where closed lips meet: each side of it is warped from its own lip (no smear between). */
 export interface LipSeam {
-  /** The line between the lips, v(u), corner to corner. */
+  /** The line between the lips, v(u), outer corner to outer corner. */
   line: Curve;
+  /** The inner corners: the shadow between the lips fades beyond them. */
   uMin: number;
   uMax: number;
+  /**
+   * Where each side of the line takes its own lip's map: to the outer corners where the photo's
+   * teeth reach past the inner ones (cornerTeeth), else the inner corners.
+   */
+  sideMin: number;
+  sideMax: number;
 }
 
 export interface MouthOpening {
@@ -294,6 +301,41 @@ export function mouthPose(
       });
     }
   }
+  // Sealed, the lips close over the teeth at the corners too: from the last fifth of the inner
+  // contour to each outer corner (the landmarks' inner corner may lie on the upper lip above a
+  // smile's teeth, sample6's by 2 to 5 px, and short of the outer corner), each lip's own edge
+  // meets the line between the lips. Closed only on the inner contour, a speck of tooth stayed.
+  const cornerSeam: { u: number; v: number }[] = [];
+  if (sealed) {
+    const inset = seamInset(mid.lower - mid.upper);
+    for (const side of [-1, 1] as const) {
+      const corner = inner(side);
+      const cornerTo = { u: corner.uTo, v: (corner.upperTo + corner.lowerTo) / 2 };
+      const outerU = side * hw;
+      const outerTo = { u: outerU * widen, v: rest.upperOuter.at(outerU) + lift };
+      // The teeth found about the corner, below the line between the lips: the lower lip's edge
+      // below them meets the upper lip's on the line (within the inner contour, where that
+      // shape's lips meet; past it, on the line from the inner corner to the outer one).
+      for (const c of teeth.cornerTeeth) {
+        // Only where teeth show: elsewhere the corner's own shade stays as the photo has it.
+        if (Math.sign(c.u) !== side || c.bottom - c.line < CLOSED_GAP) continue;
+        const beyond = (c.u - corner.u) / (outerU - corner.u);
+        const p = inner(((c.u - rest.innerMin) / (rest.innerMax - rest.innerMin)) * 2 - 1);
+        const to =
+          beyond > 0
+            ? { u: c.u * widen, v: cornerTo.v + (outerTo.v - cornerTo.v) * Math.min(1, beyond) }
+            : { u: p.uTo, v: (p.upperTo + p.lowerTo) / 2 };
+        const upper = beyond > 0 ? c.line : Math.min(c.line, teeth.lipEdges.upper.at(c.u));
+        const lower = beyond > 0 ? c.bottom : Math.max(c.bottom, teeth.lipEdges.lower.at(c.u));
+        points.push(
+          { from: { u: c.u, v: upper - inset }, to, side: 'upper' },
+          { from: { u: c.u, v: lower + inset }, to, side: 'lower' },
+        );
+        if (beyond > 0) cornerSeam.push(to);
+      }
+      if (cornerSeam.some((p) => Math.sign(p.u) === side)) cornerSeam.push(outerTo);
+    }
+  }
   const lipDrop = Math.max(0, lowerDrop);
   // Lips closing over an open photo's gap: the jaw carries the lower lip up (negative drop).
   const jawDrop =
@@ -343,7 +385,15 @@ export function mouthPose(
           halfSpan: (uMax - uMin) / 2,
         }
       : null,
-    seam: sealed ? { line: new Curve(seam), uMin, uMax } : null,
+    seam: sealed
+      ? {
+          line: new Curve([...seam, ...cornerSeam]),
+          uMin,
+          uMax,
+          sideMin: Math.min(uMin, ...cornerSeam.map((p) => p.u)),
+          sideMax: Math.max(uMax, ...cornerSeam.map((p) => p.u)),
+        }
+      : null,
     jawDrop,
     scale: k,
     shape,

@@ -194,8 +194,8 @@ export function renderMouthSprite(
         // the lips, widening beyond their inner corners into a smooth blend over the cheeks
         // (the two maps agree there: no seam in the skin).
         const f = mouth.frame.toFace({ x: px, y: py });
-        const s = f.v - seam.line.at(clamp(f.u, seam.uMin, seam.uMax));
-        const outside = Math.max(0, f.u - seam.uMax, seam.uMin - f.u);
+        const s = f.v - seam.line.at(clamp(f.u, seam.sideMin, seam.sideMax));
+        const outside = Math.max(0, f.u - seam.sideMax, seam.sideMin - f.u);
         const wBelow = clamp(s / (1 + 2 * outside) + 0.5, 0, 1);
         const lx = bilinear(below.gx, k00, gw, ax, ay);
         const ly = bilinear(below.gy, k00, gw, ax, ay);

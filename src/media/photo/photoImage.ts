@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import sharp, { type Metadata, type OutputInfo, type Sharp } from 'sharp';
+import type { Metadata, OutputInfo, Sharp } from 'sharp';
 import { PhotoError } from './photoError.js';
 import { fillPadding, type PaddingCorner } from './photoPadding.js';
 
@@ -66,6 +66,7 @@ export async function probePhoto(
   }
   let meta: Metadata;
   try {
+    const sharp = await sharpLibrary();
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw unreadable(err);
@@ -88,7 +89,7 @@ export async function probePhoto(
 /** The whole picture, upright, at most `maxSide` px on its longer side (for face detection). */
 export async function decodeFitted(source: PhotoSource, maxSide: number): Promise<RgbPicture> {
   const fits = Math.max(source.width, source.height) <= maxSide;
-  let image = open(source);
+  let image = await open(source);
   if (!fits) image = image.resize({ width: maxSide, height: maxSide, fit: 'inside' });
   return toRgb(image);
 }
@@ -114,7 +115,7 @@ export async function decodeSquare(
   const y1 = Math.min(height, top + size);
   if (x1 <= x0 || y1 <= y0) throw new RangeError('the square lies outside the picture');
   const part = await toRgb(
-    open(source)
+    (await open(source))
       .resize({ width, height, fit: 'fill', kernel: 'lanczos3' })
       .extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
   );
@@ -178,7 +179,7 @@ export async function turnRegion(
   const y1 = Math.min(source.height, top + size);
   if (x1 - x0 < 2 || y1 - y0 < 2) throw new RangeError('the region lies outside the picture');
   const inside = await toRgb(
-    open(source).extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
+    (await open(source)).extract({ left: x0, top: y0, width: x1 - x0, height: y1 - y0 }),
   );
   fillPadding(inside, { x: x0, y: y0 }, padding);
   // What the region has outside the picture is the picture mirrored at its edge (no flat
@@ -190,6 +191,7 @@ export async function turnRegion(
     bottom: top + size - y1,
   });
   const raw = { raw: { width: part.width, height: part.height, channels: 3 as const } };
+  const sharp = await sharpLibrary();
   const { channels } = await sharp(part.data, raw).stats();
   const background = {
     r: Math.round(channels[0]?.mean ?? 128),
@@ -233,6 +235,7 @@ async function extendMirrored(
   const raw = { raw: { width: picture.width, height: picture.height, channels: 3 as const } };
   const mirrorFits =
     Math.max(by.left, by.right) < picture.width && Math.max(by.top, by.bottom) < picture.height;
+  const sharp = await sharpLibrary();
   return toRgb(
     sharp(picture.data, raw).extend({ ...by, extendWith: mirrorFits ? 'mirror' : 'copy' }),
   );
@@ -240,6 +243,7 @@ async function extendMirrored(
 
 /** An RGB picture as a PNG (previews). */
 export async function encodePng(picture: RgbPicture): Promise<Buffer> {
+  const sharp = await sharpLibrary();
   return sharp(picture.data, {
     raw: { width: picture.width, height: picture.height, channels: 3 },
   })
@@ -247,7 +251,18 @@ export async function encodePng(picture: RgbPicture): Promise<Buffer> {
     .toBuffer();
 }
 
-function open(source: PhotoSource): Sharp {
+/**
+ * sharp (libvips), loaded on first use: a process that reads no picture (an API process's
+ * start-up, a media worker with stock avatars only) does not pay for loading it.
+ */
+let sharpLoading: Promise<typeof import('sharp').default> | undefined;
+function sharpLibrary(): Promise<typeof import('sharp').default> {
+  sharpLoading ??= import('sharp').then((m) => m.default);
+  return sharpLoading;
+}
+
+async function open(source: PhotoSource): Promise<Sharp> {
+  const sharp = await sharpLibrary();
   // The header said the size is within the limit; sharp checks it again while decoding.
   return sharp(source.bytes, {
     failOn: 'warning',

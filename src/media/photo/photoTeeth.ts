@@ -25,14 +25,53 @@ export interface PhotoTeeth {
    * smile, Chuck Norris's); lips closed over the teeth meet at these edges instead.
    */
   readonly lipEdges: { upper: Curve; lower: Curve };
+  /**
+   * Teeth about the inner corners, out to the outer ones: per column (u), the line between the
+   * lips there (`line`) and the lowest teeth below it (`bottom`, a pixel past the last one found,
+   * where the lower lip shows below them; the line where none). The landmarks' inner corners may
+   * lie on the upper lip above a smile's teeth (sample6's, 2 to 5 px above them) and short of the
+   * outer corners; lips closed on the inner contour left a speck of tooth at a corner.
+   */
+  readonly cornerTeeth: readonly CornerTeeth[];
 }
+
+/** A column about an inner lip corner: the line between the lips, the teeth's bottom. */
+export interface CornerTeeth {
+  u: number;
+  line: number;
+  bottom: number;
+}
+
+/** Columns examined about each inner corner, evenly up to the outer corner. */
+const CORNER_COLUMNS = 8;
+/** From this share of the inner contour's width short of each inner corner. */
+const CORNER_REACH = 0.2;
+/**
+ * Teeth are looked for within this share of the way down to the outer lip contour: at 0.8 the
+ * light lower lip of Franck's smile (frame 3909) counted as teeth, and closed over, its lips no
+ * longer read closed to face-api (12.1 % of the m, b, p sentence's frames, then 0).
+ */
+const CORNER_SCAN = 0.5;
+/**
+ * Teeth found about a corner count only where the lip shows below them within this many px past
+ * the outer contour (sample6's right corner: 1.4 px past it, the landmarks' contour a little high).
+ */
+const LIP_BELOW_MARGIN = 2;
 
 /** Teeth must be found in this many columns (px) to count. */
 const MIN_TEETH_COLUMNS = 5;
 /** A band brighter than the lips by this share of the eyes' whites over the lips is teeth. */
 const TEETH_CONTRAST = 0.4;
-/** Synthesized teeth are at least this light (eyes in shade would make grey teeth). */
+/** Synthesized teeth are at least this light (eyes in shade would make grey teeth)... */
 const MIN_TEETH_LUMA = 170;
+/**
+ * ...but no lighter than this many times the light parts of the lips and the skin beside the
+ * mouth (`FaceColours.highlight`): real teeth in a dim photo are dim. Walter White's close-up
+ * (skin luma 61, its light parts 80) had teeth at 167 against a near-black cavity, the inner lip
+ * edge 4.53 times as steep as the outer one (real open mouths 0.93 to 2.97), and face-api
+ * sample5's dark, smiling woman (skin 48, light parts 83) 5.35. At 1.3 times: 3.14 and 3.10.
+ */
+const TEETH_OVER_HIGHLIGHT = 1.15;
 /** Upper teeth start in this share of the gap below the upper lip (further down: lower teeth). */
 const UPPER_TEETH_START = 0.6;
 /** Teeth must stand out from the lips by at least this much luma to count at all. */
@@ -133,6 +172,10 @@ export function measurePhotoTeeth(
   smoothEdge(upperEdge, Math.min);
   smoothEdge(lowerEdge, Math.max);
 
+  const cornerTeeth = shown
+    ? teethAboutCorners(mouth, (u, v) => columnLuma(u, v) >= teethLike)
+    : [];
+
   const teethPixels = inside.filter((c) => luma(...c) >= threshold);
   const darkPixels = inside
     .filter((c) => luma(...c) < lipLuma * 0.55)
@@ -146,7 +189,49 @@ export function measurePhotoTeeth(
         ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
         : undefined,
     lipEdges: { upper: new Curve(upperEdge), lower: new Curve(lowerEdge) },
+    cornerTeeth,
   };
+}
+
+/**
+ * The teeth about each inner lip corner, out to the outer one: in columns from the last fifth of
+ * the inner contour to the outer corner, the lowest pixel of teeth (`isTeeth`) between the line
+ * between the lips (the inner contours' middle, then the line from the inner corner to the outer
+ * one) and half the way down to the outer contour, with lip below it. Only below the line: above
+ * it, over a thin upper lip, the skin may be as bright as teeth in shade.
+ */
+function teethAboutCorners(
+  mouth: MouthShapeAtRest,
+  isTeeth: (u: number, v: number) => boolean,
+): CornerTeeth[] {
+  const found: CornerTeeth[] = [];
+  const { innerMin, innerMax } = mouth;
+  const middle = (u: number) => (mouth.upperInner.at(u) + mouth.lowerInner.at(u)) / 2;
+  const reach = CORNER_REACH * (innerMax - innerMin);
+  const sides = [
+    { inner: innerMin, from: innerMin + reach, outer: mouth.upperOuter.first },
+    { inner: innerMax, from: innerMax - reach, outer: mouth.upperOuter.last },
+  ];
+  for (const { inner, from, outer } of sides) {
+    const corner = middle(inner);
+    const to = mouth.upperOuter.at(outer);
+    for (let i = 0; i < CORNER_COLUMNS; i++) {
+      const u = from + ((outer - from) * (i + 0.5)) / CORNER_COLUMNS;
+      const beyond = (u - inner) / (outer - inner);
+      const line = beyond > 0 ? corner + (to - corner) * beyond : middle(u);
+      const downTo = line + CORNER_SCAN * Math.max(1, mouth.lowerOuter.at(u) - line);
+      let last: number | undefined;
+      for (let v = line; v <= downTo; v += 0.5) if (isTeeth(u, v)) last = v;
+      // Teeth are a band with the lower lip below them: light all the way down past the outer
+      // contour is the skin beyond the corner (the astronaut's, where the lip thins to nothing).
+      let lipBelow = false;
+      const lipTo = mouth.lowerOuter.at(u) + LIP_BELOW_MARGIN;
+      for (let v = (last ?? lipTo) + 0.5; !lipBelow && v <= lipTo; v += 0.5)
+        lipBelow = !isTeeth(u, v);
+      found.push({ u, line, bottom: last !== undefined && lipBelow ? last + 1 : line });
+    }
+  }
+  return found;
 }
 
 /**
@@ -179,11 +264,14 @@ function syntheticTeeth(colours: FaceColours): Colour {
   // Lighter towards a warm white, not a brighter grey.
   const t = Math.min(1, Math.max(0, (target - luma(...warm)) / Math.max(1, 236 - luma(...warm))));
   const white: Colour = [240, 232, 214];
-  return [
+  const teeth: Colour = [
     warm[0] + (white[0] - warm[0]) * t,
     warm[1] + (white[1] - warm[1]) * t,
     warm[2] + (white[2] - warm[2]) * t,
   ];
+  // In the face's light: the same colour, dimmed (a dim photo's teeth are not grey or red).
+  const k = Math.min(1, (TEETH_OVER_HIGHLIGHT * colours.highlight) / Math.max(1, luma(...teeth)));
+  return [teeth[0] * k, teeth[1] * k, teeth[2] * k];
 }
 
 /** The least-squares parabola v(u) through points. */

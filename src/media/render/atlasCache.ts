@@ -73,6 +73,28 @@ export async function prepareAvatarCached(
   };
 }
 
+/**
+ * The avatar's atlas file as stored in `cacheDir` (what a renderer outside this process reads),
+ * and its key: read when a valid one is there, else made ready as `prepareAvatarCached` does and
+ * encoded from this process's copy.
+ */
+export async function atlasFileCached(
+  avatarId: string,
+  cacheDir: string,
+): Promise<{ bytes: Buffer; key: string }> {
+  const key = cacheKey(avatarId);
+  const path = join(cacheDir, `${filePrefix(avatarId)}${key}.bin`);
+  try {
+    const bytes = await readFile(path);
+    decode(bytes, avatarId, key);
+    return { bytes, key };
+  } catch {
+    // Missing or damaged: made again below (and stored, so the media core finds it too).
+  }
+  await prepareAvatarCached(avatarId, cacheDir);
+  return { bytes: encode(shareAvatarAtlas(avatarId), key), key };
+}
+
 const filePrefix = (avatarId: string) => `atlas-${avatarId}-`;
 
 export function cacheKey(avatarId: string): string {

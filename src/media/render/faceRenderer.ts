@@ -2,18 +2,22 @@
 import { visemeIndex, type MouthPose } from '../lipsync/viseme.js';
 import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
 import { i420Size } from './i420.js';
-import { IdleMotion } from './idleMotion.js';
-import { ListeningMotion, type ConversationCue } from './listeningMotion.js';
-import { pasteSprite } from './spriteSet.js';
+import { FaceMotion } from './faceMotion.js';
+import type { ConversationCue } from './listeningMotion.js';
+import {
+  composeFrame,
+  frameParts,
+  liftSteps,
+  mouthLevel,
+  nearestLid,
+} from '@visage-avatar/web/composition';
 import {
   avatarAtlas,
   avatarAtlasAsync,
-  BLEND_SHIFT,
   BLEND_STEPS,
   BREATH_LEVELS,
   GAZES,
   LID_LEVELS,
-  MOUTH_LEVELS,
   mouthSpriteIndex,
   SWAY_OFFSETS,
   type AvatarAtlas,
@@ -105,13 +109,9 @@ export function renderStill(atlas: AvatarAtlas, pose: StillPose = {}): Uint8Arra
   if (sway < 0) throw new RangeError(`sway must be one of ${SWAY_OFFSETS.join(', ')}`);
   const gaze = GAZES.findIndex((g) => g.name === (pose.gaze ?? 'center'));
   const mouth = pose.mouth ?? { viseme: 'rest', openness: 0 };
-  composeFrame(atlas, out, {
-    level,
-    step: 0,
-    sway,
-    eye: gaze * LID_LEVELS.length + nearestLid(pose.lid ?? 0),
-    mouth: mouthSpriteIndex(visemeIndex(mouth.viseme), mouthLevel(mouth.openness)),
-  });
+  const eye = gaze * LID_LEVELS.length + nearestLid(pose.lid ?? 0);
+  const mouthIndex = mouthSpriteIndex(visemeIndex(mouth.viseme), mouthLevel(mouth.openness));
+  composeFrame(atlas, out, FRAME_WIDTH, FRAME_HEIGHT, frameParts(level, 0, sway, eye, mouthIndex));
   return out;
 }
 
@@ -141,8 +141,7 @@ class AtlasFaceRenderer implements FaceRenderer {
   readonly avatarId: string;
   // Its own ArrayBuffer at offset 0: rtc-node's VideoFrame passes `data.buffer` to native code.
   private readonly frame = new Uint8Array(i420Size(FRAME_WIDTH, FRAME_HEIGHT));
-  private readonly motion: IdleMotion;
-  private readonly listening: ListeningMotion;
+  private readonly motion: FaceMotion;
   private lastKey = -1;
 
   constructor(
@@ -152,31 +151,14 @@ class AtlasFaceRenderer implements FaceRenderer {
     this.avatarId = atlas.avatarId;
     this.mouthRegion = atlas.mouthRegion;
     this.eyeRegion = atlas.eyes.rect;
-    this.motion = new IdleMotion(seed);
-    this.listening = new ListeningMotion(seed);
+    this.motion = new FaceMotion(seed);
   }
 
   renderFrame(input: FaceRenderInput): Uint8Array {
-    if (!Number.isFinite(input.timeMs))
-      throw new RangeError(`timeMs must be finite, got ${input.timeMs}`);
-    const idle = this.listening.apply(
-      this.motion.update(input.timeMs, input.parked, input.mouth.openness > 0.05),
-      input.timeMs,
-      input.parked,
-      input.conversation,
-    );
+    const idle = this.motion.state(input);
 
     // Breathing between two whole-pixel frames, as a blend weight in 1/BLEND_STEPS.
-    let level = Math.floor(idle.breath);
-    let step = Math.round((idle.breath - level) * BLEND_STEPS);
-    if (step === BLEND_STEPS) {
-      level++;
-      step = 0;
-    }
-    if (level >= BREATH_LEVELS - 1) {
-      level = BREATH_LEVELS - 1;
-      step = 0;
-    }
+    let { level, step } = liftSteps(idle.breath);
     const eye = idle.gaze * LID_LEVELS.length + nearestLid(idle.lid);
     const mouth = mouthSpriteIndex(
       visemeIndex(input.mouth.viseme),
@@ -194,62 +176,13 @@ class AtlasFaceRenderer implements FaceRenderer {
       }
     }
     this.lastKey = (((level * BLEND_STEPS + step) * 3 + idle.sway) * 64 + eye) * 128 + mouth;
-    composeFrame(this.atlas, this.frame, { level, step, sway: idle.sway, eye, mouth });
+    composeFrame(
+      this.atlas,
+      this.frame,
+      FRAME_WIDTH,
+      FRAME_HEIGHT,
+      frameParts(level, step, idle.sway, eye, mouth),
+    );
     return this.frame;
-  }
-}
-
-/** Which atlas parts make a frame: breath level and blend step, sway index, sprite indices. */
-interface FrameParts {
-  level: number;
-  step: number;
-  sway: number;
-  eye: number;
-  mouth: number;
-}
-
-/** The frame for `parts` into `out`: a whole pose, its breathing blend, then the face sprites. */
-function composeFrame(atlas: AvatarAtlas, out: Uint8Array, parts: FrameParts): void {
-  const { level, step, sway } = parts;
-  const pose = level * SWAY_OFFSETS.length + sway;
-  out.set(atlas.poses[pose] as Uint8Array);
-  if (step > 0) applyBlend(out, atlas.blends[pose], step);
-
-  // The face moves with the head: sway sideways, breathing upwards.
-  const dx = SWAY_OFFSETS[sway] ?? 0;
-  const dy = -(level + (step * 2 >= BLEND_STEPS ? 1 : 0));
-  pasteSprite(out, atlas.eyes, parts.eye, dx, dy);
-  pasteSprite(out, atlas.mouths, parts.mouth, dx, dy);
-}
-
-function mouthLevel(openness: number): number {
-  return Math.round(Math.min(1, Math.max(0, openness)) * (MOUTH_LEVELS - 1));
-}
-
-function nearestLid(lid: number): number {
-  let best = 0;
-  for (let i = 1; i < LID_LEVELS.length; i++) {
-    if (Math.abs((LID_LEVELS[i] as number) - lid) < Math.abs((LID_LEVELS[best] as number) - lid)) {
-      best = i;
-    }
-  }
-  return best;
-}
-
-function applyBlend(
-  out: Uint8Array,
-  blend: { spans: Uint32Array; delta: Int16Array } | undefined,
-  step: number,
-): void {
-  if (!blend) return;
-  const { spans, delta } = blend;
-  const half = BLEND_STEPS >> 1;
-  let d = 0;
-  for (let s = 0; s < spans.length; s += 2) {
-    const start = spans[s] as number;
-    const end = start + (spans[s + 1] as number);
-    for (let k = start; k < end; k++, d++) {
-      out[k] = (out[k] as number) + (((delta[d] as number) * step + half) >> BLEND_SHIFT);
-    }
   }
 }

@@ -31,6 +31,7 @@ export {
   type Rect,
 } from './faceGeometry.js';
 export { NOD_MS, QUESTION_BROW_MS, type ConversationCue } from './listeningMotion.js';
+export { FaceMotion, type FacePose } from './faceMotion.js';
 export { i420Size, i420ToRgb, rgbToI420, type I420Image } from './i420.js';
 export { measureMouthOpening } from './mouthOpening.js';
 export { i420ToPng } from './pngSnapshot.js';
@@ -62,4 +63,9 @@ export {
   isSpriteRect,
   readAtlasFileHeader,
 } from './atlasFile.js';
-export { prepareAvatarCached, type CachedAtlasOutcome } from './atlasCache.js';
+export {
+  atlasFileCached,
+  cacheKey as atlasCacheKey,
+  prepareAvatarCached,
+  type CachedAtlasOutcome,
+} from './atlasCache.js';

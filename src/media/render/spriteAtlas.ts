@@ -1,4 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import {
+  BLEND_SHIFT,
+  BLEND_STEPS,
+  BREATH_LEVELS,
+  LID_LEVELS,
+  MOUTH_LEVELS,
+  mouthSpriteIndex,
+  SWAY_OFFSETS,
+  type PoseBlend,
+} from '@visage-avatar/web/composition';
 import { VISEMES } from '../lipsync/viseme.js';
 import { drawEyes, type EyeState } from './drawEyes.js';
 import { drawBackground, drawBody, drawHeadBase, drawHeadFront } from './drawFigure.js';
@@ -12,12 +22,19 @@ import { mouthShape } from './mouthShape.js';
 import { Raster } from './raster.js';
 import { spriteSet, type SpriteSet } from './spriteSet.js';
 
-/** Breathing lifts the figure 0..BREATH_LEVELS-1 pixels; frames in between are blended. */
-export const BREATH_LEVELS = 4;
-/** Horizontal head offsets (px) the head sways between. */
-export const SWAY_OFFSETS = [-1, 0, 1] as const;
-/** Upper-lid positions drawn for the eye sprites (0 open, 1 closed). */
-export const LID_LEVELS = [0, 0.2, 0.4, 0.55, 0.7, 0.85, 1] as const;
+// The atlas's layout (breathing levels, sway offsets, lid and mouth levels, blend steps) is the
+// browser's too: defined once with the composition (@visage-avatar/web/composition).
+export {
+  BLEND_SHIFT,
+  BLEND_STEPS,
+  BREATH_LEVELS,
+  LID_LEVELS,
+  MOUTH_LEVELS,
+  mouthSpriteIndex,
+  SWAY_OFFSETS,
+  type PoseBlend,
+};
+
 /**
  * Gaze directions drawn for the eye sprites; `down` is the parked look, the `-raised` ones lift the
  * brows (emphasis while speaking).
@@ -32,28 +49,12 @@ export const GAZES = [
   { name: 'right-raised', x: 1, y: 0, browDrop: -3.5 },
 ] as const;
 export type GazeName = (typeof GAZES)[number]['name'];
-/** Openness levels per viseme (level 0 is the shared rest mouth). */
-export const MOUTH_LEVELS = 6;
 /** Rows per step when a whole-frame layer is drawn (keeps each build step short). */
 const LAYER_STRIP_ROWS = 64;
 /** The shoulders sit this much higher than `drawBody` draws them (a shorter neck). */
 const BODY_LIFT = 12;
 /** Pixel changes smaller than this between neighbouring breath frames are not blended. */
 const BLEND_MIN_DELTA = 3;
-/** Sub-pixel breathing resolution: blend weights are multiples of 1/BLEND_STEPS. */
-export const BLEND_SHIFT = 5;
-export const BLEND_STEPS = 1 << BLEND_SHIFT;
-
-/**
- * Pixels that differ between two neighbouring breath frames, for sub-pixel motion: runs of
- * consecutive bytes of the I420 frame as (first byte, length) pairs, and the differences of all
- * runs' bytes one after another (a run-wise loop is several times faster than one index per
- * pixel on a photo, where most of the moving head differs).
- */
-export interface PoseBlend {
-  readonly spans: Uint32Array;
-  readonly delta: Int16Array;
-}
 
 /**
  * Everything one avatar's frames are pasted from, all in I420: whole frames for each breath and
@@ -125,10 +126,6 @@ function finished(avatarId: string, atlas: AvatarAtlas): AvatarAtlas {
 export function installAvatarAtlas(atlas: AvatarAtlas): void {
   building.delete(atlas.avatarId); // a build in progress is no longer needed
   atlases.set(atlas.avatarId, atlas);
-}
-
-export function mouthSpriteIndex(visemeIdx: number, level: number): number {
-  return level <= 0 || visemeIdx === 0 ? 0 : 1 + (visemeIdx - 1) * (MOUTH_LEVELS - 1) + level - 1;
 }
 
 /**

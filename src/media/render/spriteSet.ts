@@ -1,25 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { FRAME_HEIGHT, FRAME_WIDTH, type Rect } from './faceGeometry.js';
+import type { SpriteSet } from '@visage-avatar/web/composition';
+import type { Rect } from './faceGeometry.js';
 import { i420PlaneOffsets } from './i420.js';
 
-/**
- * Same-sized I420 sprites of one face part (all eye states, or all mouth shapes) with the pixels
- * where they differ from each other, as row spans. Pasting only those pixels leaves everything
- * the sprites have in common (skin, hair edges, glasses) to the underlying frame, which may sit
- * at a sub-pixel position: no seam where hair or frames cross the sprite's rectangle.
- */
-export interface SpriteSet {
-  readonly rect: Rect;
-  readonly sprites: readonly Uint8Array[];
-  /** Luma spans as (row, first column, length) triples, in sprite coordinates. */
-  readonly lumaSpans: Int32Array;
-  /** Chroma spans, same layout, in chroma samples. */
-  readonly chromaSpans: Int32Array;
-}
+export type { SpriteSet };
 
 /** Pixels this close to a varying one are pasted too, so anti-aliased edges come along. */
 const DILATE = 2;
 
+/**
+ * Same-sized I420 sprites of one face part (all eye states, or all mouth shapes) with the pixels
+ * where they differ from each other, as row spans (the atlas's `SpriteSet`, pasted by
+ * `composeFrame`). Pasting only those pixels leaves everything the sprites have in common (skin,
+ * hair edges, glasses) to the underlying frame, which may sit at a sub-pixel position: no seam
+ * where hair or frames cross the sprite's rectangle.
+ */
 export function spriteSet(rect: Rect, sprites: Uint8Array[]): SpriteSet {
   const { width: w, height: h } = rect;
   const first = sprites[0];
@@ -81,52 +76,4 @@ function spansOf(mask: Uint8Array, w: number, h: number): Int32Array {
     }
   }
   return Int32Array.from(out);
-}
-
-const FRAME_UV = i420PlaneOffsets(FRAME_WIDTH, FRAME_HEIGHT);
-const FRAME_CHROMA_WIDTH = FRAME_WIDTH >> 1;
-
-/**
- * Copies the varying pixels of sprite `index` into a 512x512 I420 frame at the set's rectangle
- * moved by (dx, dy). Chroma goes to the nearest chroma position: an odd offset shifts colour by
- * half a chroma sample, which does not show on a face.
- */
-export function pasteSprite(
-  out: Uint8Array,
-  set: SpriteSet,
-  index: number,
-  dx: number,
-  dy: number,
-): void {
-  const sprite = set.sprites[index];
-  if (!sprite) return;
-  const { width: w, height: h } = set.rect;
-  const x = set.rect.x + dx;
-  const y = set.rect.y + dy;
-  const luma = set.lumaSpans;
-  for (let s = 0; s < luma.length; s += 3) {
-    const j = luma[s] as number;
-    const i0 = luma[s + 1] as number;
-    const n = luma[s + 2] as number;
-    const src = j * w + i0;
-    const dst = (y + j) * FRAME_WIDTH + x + i0;
-    for (let i = 0; i < n; i++) out[dst + i] = sprite[src + i] as number;
-  }
-  const cw = w >> 1;
-  const uSrc = w * h;
-  const vSrc = uSrc + cw * (h >> 1);
-  const cx = x >> 1;
-  const cy = y >> 1;
-  const chroma = set.chromaSpans;
-  for (let s = 0; s < chroma.length; s += 3) {
-    const j = chroma[s] as number;
-    const i0 = chroma[s + 1] as number;
-    const n = chroma[s + 2] as number;
-    const src = j * cw + i0;
-    const dst = (cy + j) * FRAME_CHROMA_WIDTH + cx + i0;
-    for (let i = 0; i < n; i++) {
-      out[FRAME_UV.u + dst + i] = sprite[uSrc + src + i] as number;
-      out[FRAME_UV.v + dst + i] = sprite[vSrc + src + i] as number;
-    }
-  }
 }

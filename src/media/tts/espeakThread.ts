@@ -7,11 +7,12 @@ import {
   type RawSynthesisRequest,
   type RawSynthesisResult,
 } from './espeakRuntime.js';
+import { ThreadPool } from '../threadPool.js';
 
 /**
  * espeak-ng on its own worker thread, so synthesis (15-50 ms a sentence, more for long chunks)
  * never blocks the event loop that paces audio and renders video. One thread per process,
- * shared by all off-thread EspeakEngines; requests are served in order.
+ * shared by all off-thread EspeakEngines; requests are served one at a time, in order.
  *
  * The worker is created from source text (eval), not from a file: this works the same from the
  * TypeScript sources under vitest/tsx and from the bundled dist/, with no extra build entry. Its
@@ -26,9 +27,9 @@ const ready = import(workerData.moduleUrl).then(async ({ default: createModule }
   return { module, worker, sampleRate: worker.samplerate, variants: new Set() };
 });
 ready.catch(() => {});
-parentPort.on('message', async ({ id, request, stream }) => {
+parentPort.on('message', async ({ id, task: { request, stream } }) => {
   try {
-    const onPart = stream ? (pcm, sampleRate, events) => parentPort.postMessage({ id, part: pcm, sampleRate, events }, [pcm.buffer]) : undefined;
+    const onPart = stream ? (pcm, sampleRate, events) => parentPort.postMessage({ id, part: { pcm, sampleRate, events } }, [pcm.buffer]) : undefined;
     const result = rawEspeakSynthesis(await ready, request, onPart);
     parentPort.postMessage({ id, result }, [result.pcm.buffer]);
   } catch (error) {
@@ -40,23 +41,40 @@ parentPort.on('message', async ({ id, request, stream }) => {
 /** A piece of audio as espeak-ng produced it, with the events it reported with that piece. */
 type PartListener = (pcm: Int16Array, sampleRate: number, events: EspeakEvent[]) => void;
 
-interface Pending {
-  resolve(result: RawSynthesisResult): void;
-  reject(error: Error): void;
-  onPart: PartListener | undefined;
+interface EspeakTask {
+  request: RawSynthesisRequest;
+  stream: boolean;
 }
 
-type Reply =
-  | { id: number; result: RawSynthesisResult }
-  | { id: number; part: Int16Array; sampleRate: number; events: EspeakEvent[] }
-  | { id: number; error: string };
+interface EspeakPart {
+  pcm: Int16Array;
+  sampleRate: number;
+  events: EspeakEvent[];
+}
 
 const WARM_MS = 40;
 
+/**
+ * A ThreadPool of one thread with no time or heap limit (as espeak-ng ran on the main thread
+ * before): espeak-ng's WebAssembly keeps global state (its voice), so one thread serves every
+ * request, one at a time, in order. A thread that dies fails its request and the next request
+ * starts a fresh one.
+ */
 export class EspeakThread {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly pool = new ThreadPool<EspeakTask, RawSynthesisResult, string, EspeakPart>({
+    size: 1,
+    startThread: () =>
+      new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl: espeakModuleUrl() } }),
+    onThreadStart: () => (this.warmed = undefined), // a new thread starts cold
+    errors: {
+      fromThread: (message) => new Error(message),
+      timeout: () => new Error('espeak thread timed out'), // no limit is set
+      crashed: (error) => error,
+      exited: (code) => new Error(`espeak thread exited with code ${code}`),
+      closed: () => new Error('espeak thread closed'),
+      busy: () => new Error('espeak thread busy'), // no bound is set
+    },
+  });
   private warmed: { firstRun: Promise<void>; all: Promise<void> } | undefined;
 
   /**
@@ -68,7 +86,7 @@ export class EspeakThread {
     request: (index: number) => RawSynthesisRequest,
     { firstRun = false } = {},
   ): Promise<void> {
-    this.start();
+    if (this.pool.threadCount === 0) this.warmed = undefined; // the next thread starts cold
     if (!this.warmed) {
       let ranOnce!: () => void;
       const first = new Promise<void>((resolve) => (ranOnce = resolve));
@@ -96,57 +114,15 @@ export class EspeakThread {
    * its events, and the result still carries the whole audio with all the events.
    */
   synthesize(request: RawSynthesisRequest, onPart?: PartListener): Promise<RawSynthesisResult> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise<RawSynthesisResult>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onPart });
-      worker.ref(); // keep the process alive while a request is out
-      worker.postMessage({ id, request, stream: onPart !== undefined });
-    });
+    return this.pool.run(
+      { request, stream: onPart !== undefined },
+      onPart && ((part) => onPart(part.pcm, part.sampleRate, part.events)),
+    );
   }
 
   /** Stop the thread; outstanding requests reject. A later request starts a new one. */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.failAll(new Error('espeak thread closed'));
-    if (worker) await worker.terminate();
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    this.warmed = undefined; // a new thread starts cold
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { moduleUrl: espeakModuleUrl() },
-    });
-    worker.on('message', (reply: Reply) => {
-      const pending = this.pending.get(reply.id);
-      if (!pending) return;
-      if ('part' in reply) {
-        pending.onPart?.(reply.part, reply.sampleRate, reply.events);
-        return;
-      }
-      this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref(); // idle: do not hold the process open
-      if ('error' in reply) pending.reject(new Error(reply.error));
-      else pending.resolve(reply.result);
-    });
-    const onGone = (error: Error) => {
-      if (this.worker === worker) this.worker = undefined;
-      this.failAll(error);
-    };
-    worker.on('error', onGone);
-    worker.on('exit', (code) => onGone(new Error(`espeak thread exited with code ${code}`)));
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  private failAll(error: Error): void {
-    const pending = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of pending) p.reject(error);
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { ID_PREFIXES, newId, newSecretKey } from '../../api/index.js';
+import { ID_PREFIXES, newId, newSecretKey } from '@visage-avatar/client/api';
 import type { ApiKeyRecord, Store } from '../store/store.js';
 
 /**

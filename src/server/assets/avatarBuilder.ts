@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
-import { CAPACITY_RETRY_AFTER_SECONDS } from '../../api/index.js';
+import { CAPACITY_RETRY_AFTER_SECONDS } from '@visage-avatar/client/api';
 import {
   buildPhotoAvatar,
   DEFAULT_FACE_LIMITS,
@@ -77,7 +77,7 @@ export class AvatarBuilder {
     } catch (err) {
       if (err instanceof PhotoError) throw new AssetError(err.code, err.message, param);
       if (err instanceof AssetError) throw err;
-      // The worker gave up on it (time, memory) or it broke the pipeline: the picture's fault.
+      // The thread gave up on it (time, memory) or it broke the pipeline: the picture's fault.
       log.warn({ err, stage }, 'photo avatar build failed');
       throw new AssetError('unreadable_image', 'The picture could not be processed.', param);
     } finally {

@@ -8,7 +8,7 @@ import { speechThreadPool } from '../../media/audioThreads/index.js';
  * Prepares what `POST /v1/voices` needs in this process (a step `voices` when given `progress`):
  * the voice-activity model every reference clip is checked with, and, when espeak-ng makes new
  * voices, espeak-ng itself (its calibration synthesizes probes here, in the API process, while
- * the media workers warm their own). Without it the first voice made after a start waited seconds
+ * the media processes warm their own). Without it the first voice made after a start waited seconds
  * for both (15 s against 2 s for the next one on a busy 2-core machine). Both load off the event
  * loop; the node runs this once it listens (it is no part of being ready). A failure is only
  * logged: the first voice then loads them itself.

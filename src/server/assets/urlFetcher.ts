@@ -2,7 +2,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { AssetError } from './assetError.js';
 import { isPublicAddress } from './publicAddress.js';
 
@@ -31,7 +31,9 @@ class AddressRefused extends Error {}
  * private one after the check), each redirect re-validated, bounded in time and size.
  */
 export class UrlFetcher {
-  private readonly agent: Agent;
+  /** undici and its agent, made on the first fetch: a node that fetches nothing never loads it. */
+  private client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  private readonly makeAgent: (undici: typeof import('undici')) => Agent;
   private readonly allowed: (address: string) => boolean;
 
   constructor(private readonly options: UrlFetcherOptions) {
@@ -55,21 +57,27 @@ export class UrlFetcher {
         callback(null, list[0]!.address, list[0]!.family);
       });
     }) as unknown as typeof dnsLookup;
-    this.agent = new Agent({
-      connect: { lookup: checkedLookup, timeout: options.timeoutMs },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
+    this.makeAgent = (undici) =>
+      new undici.Agent({
+        connect: { lookup: checkedLookup, timeout: options.timeoutMs },
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
   }
 
   async fetch(rawUrl: string): Promise<FetchedClip> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     let url = this.checkUrl(rawUrl);
+    this.client ??= import('undici').then((undici) => ({
+      agent: this.makeAgent(undici),
+      request: undici.request,
+    }));
+    const { agent, request } = await this.client;
     for (let hop = 0; hop <= (this.options.maxRedirects ?? 5); hop++) {
       let res: Dispatcher.ResponseData;
       try {
         res = await request(url, {
-          dispatcher: this.agent,
+          dispatcher: agent,
           method: 'GET',
           signal,
           headers: { accept: 'audio/*, */*;q=0.5', 'user-agent': 'visage-voice-fetcher' },
@@ -99,8 +107,8 @@ export class UrlFetcher {
     throw new AssetError('url_unreachable', 'The url redirects too many times.', 'url');
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    await (await this.client)?.agent.close();
   }
 
   private checkUrl(raw: string): URL {

@@ -23,7 +23,7 @@ export type { CommandApplier } from './commandInbox.js';
  *
  * - keeps a row in `cluster_nodes` with its capacity, its running count and a heartbeat;
  * - places new sessions on the least-loaded live node with room (`placement()`, used inside the
- *   create transaction), and hands a session placed elsewhere to its node with a `start`
+ *   create transaction), a node whose media processes are still starting last, and hands a session placed elsewhere to its node with a `start`
  *   command;
  * - hands driving calls on sessions that other nodes run to them (`post`): a row in
  *   `session_commands` plus a NOTIFY; the other node applies its commands in the order they
@@ -61,6 +61,12 @@ export interface ClusterOptions {
   capacity: number;
   log: Logger;
   timing?: Partial<ClusterTiming>;
+  /**
+   * Resolves once this node's media core has started; until then the node is placed on only
+   * when no other node has room (a session there would wait for the media processes). Default:
+   * started.
+   */
+  mediaStarted?: Promise<unknown>;
 }
 
 /** What the sweep answers on behalf of a lost node to the commands it never answered. */
@@ -82,6 +88,9 @@ export class Cluster {
   /** This node judges others only from then on (see `tick`). */
   private sweepNotBefore = 0;
   private left = false;
+  /** Whether this node's media core has started, and whether its row says so yet. */
+  private mediaReady: boolean;
+  private mediaReadySaved: boolean;
 
   private constructor(private readonly options: ClusterOptions) {
     if (!options.store.cluster)
@@ -90,6 +99,7 @@ export class Cluster {
     this.timing = { ...DEFAULT_CLUSTER_TIMING, ...options.timing };
     this.replies = new AwaitedReplies(this.db);
     this.inbox = new CommandInbox(this.db, options.nodeId, options.log);
+    this.mediaReady = this.mediaReadySaved = options.mediaStarted === undefined;
   }
 
   get nodeId(): string {
@@ -121,6 +131,13 @@ export class Cluster {
     cluster.sweepNotBefore = cluster.healthySince + cluster.timing.lostAfterMs;
     cluster.heartbeatTimer = setInterval(() => void cluster.tick(), cluster.timing.heartbeatMs);
     cluster.heartbeatTimer.unref();
+    o.mediaStarted?.then(
+      () => {
+        cluster.mediaReady = true;
+        void cluster.saveMediaReady();
+      },
+      () => undefined, // a node whose media cannot start stops (runtime.ts)
+    );
     return cluster;
   }
 
@@ -206,6 +223,7 @@ export class Cluster {
       id: this.options.nodeId,
       instance: this.instance,
       capacity: this.options.capacity,
+      mediaReady: this.mediaReady,
     };
     const until = Date.now() + this.timing.lostAfterMs * 2;
     let said = false;
@@ -223,6 +241,17 @@ export class Cluster {
         said = true;
       }
       await sleep(this.timing.heartbeatMs / 2);
+    }
+  }
+
+  /** Marks this node's row as having its media up (retried on the next heartbeat if it fails). */
+  private async saveMediaReady(): Promise<void> {
+    if (this.mediaReadySaved || !this.mediaReady || this.left) return;
+    try {
+      await this.db.setMediaReady(this.options.nodeId, this.instance);
+      this.mediaReadySaved = true;
+    } catch {
+      // The database is away: the heartbeat tries again.
     }
   }
 
@@ -293,6 +322,7 @@ export class Cluster {
     // A node that could not see the database for a while must not judge others: they could
     // not heartbeat either. It sweeps only after `lostAfterMs` of its own good heartbeats, and
     // after an outage also only once the others have had time to get back (`sweepNotBefore`).
+    await this.saveMediaReady();
     if (Date.now() < this.sweepNotBefore) return;
     await this.sweep().catch((err: unknown) => this.options.log.warn({ err }, 'sweep failed'));
     // A NOTIFY lost while the connection was changing hands: look for waiting commands anyway.

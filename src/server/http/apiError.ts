@@ -4,7 +4,7 @@ import {
   ERROR_CODES,
   HEADERS,
   type ErrorCode,
-} from '../../api/index.js';
+} from '@visage-avatar/client/api';
 import { AssetError } from '../assets/assetError.js';
 import { CapacityRefusedError, type SessionError } from '../sessions/sessionErrors.js';
 

@@ -2,7 +2,13 @@
 import { Hono, type Context } from 'hono';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
-import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
+import {
+  ENDPOINTS,
+  HEADERS,
+  ID_PREFIXES,
+  newId,
+  type EndpointSpec,
+} from '@visage-avatar/client/api';
 import { ApiError, apiErrorOf } from './apiError.js';
 import { AssetError } from '../assets/assetError.js';
 import { SessionError } from '../sessions/sessionErrors.js';
@@ -12,6 +18,7 @@ import { hashSecret } from '../store/store.js';
 import { mountBodyLimits } from './bodyLimits.js';
 import { errorResponse } from './errorResponse.js';
 import { RateLimiter } from './rateLimiter.js';
+import { mountAvatarAtlasRoute } from './routes/avatarAtlas.js';
 import { mountAvatarRoutes } from './routes/avatars.js';
 import type { AppDeps, AppEnv } from './routes/context.js';
 import { mountFileRoutes } from './routes/files.js';
@@ -26,6 +33,16 @@ export type { AppDeps, MountedPages } from './routes/context.js';
 const CLIENT_CLOSED_REQUEST = 499;
 
 const PUBLIC_PATHS = new Set<string>([ENDPOINTS.health.path, ENDPOINTS.openapi.path]);
+/**
+ * Paths of the table's keyless rows that hold an `{id}`: the signed atlas URL. A key sent there
+ * is neither needed nor read (the signature alone opens it).
+ */
+const PUBLIC_PATTERNS = (Object.values(ENDPOINTS) as EndpointSpec[])
+  .filter((ep) => !ep.auth && ep.path.includes('{id}'))
+  .map((ep) => new RegExp(`^${ep.path.replace('{id}', '[^/]+')}$`));
+
+const isPublicPath = (path: string) =>
+  PUBLIC_PATHS.has(path) || PUBLIC_PATTERNS.some((p) => p.test(path));
 
 /** The HTTP API: middleware (request id, auth, rate limit, errors) and the routes. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -54,7 +71,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.use('/v1/*', async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    if (isPublicPath(c.req.path)) return next();
     const header = c.req.header('authorization') ?? null;
     const secret = secretOf(header);
     if (secret) c.set('secretHash', hashSecret(secret));
@@ -100,6 +117,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountMetaRoutes(app, deps);
   mountFileRoutes(app, deps);
   mountVoiceRoutes(app, deps);
+  mountAvatarAtlasRoute(app, deps);
   mountAvatarRoutes(app, deps);
   mountSessionRoutes(app, deps);
   for (const pages of deps.pages ?? []) {

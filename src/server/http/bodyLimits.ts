@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { ENDPOINTS, type EndpointSpec } from '../../api/index.js';
+import { ENDPOINTS, type EndpointSpec } from '@visage-avatar/client/api';
 import { ApiError } from './apiError.js';
 import type { Limits } from '../config.js';
 import type { AppEnv } from './routes/context.js';

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
+import { ENDPOINTS, HEADERS, ID_PREFIXES, newId } from '@visage-avatar/client/api';
 import type { Logger } from 'pino';
 import { hashSecret } from '../store/store.js';
 import { apiErrorOf, type ApiError } from './apiError.js';

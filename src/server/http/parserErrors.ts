@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { ERROR_CODES, HEADERS, ID_PREFIXES, newId } from '../../api/index.js';
+import { ERROR_CODES, HEADERS, ID_PREFIXES, newId } from '@visage-avatar/client/api';
 
 /**
  * Requests Node's HTTP parser refuses never reach the app (headers over the size limit, a bad

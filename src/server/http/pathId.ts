@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { idSchema, type IdPrefix } from '../../api/index.js';
+import { idSchema, type IdPrefix } from '@visage-avatar/client/api';
 
 /**
  * Whether a path parameter has the form of an id with one of these prefixes. A malformed id is

@@ -8,6 +8,8 @@ export const READINESS_DATABASE_MS = 1_000;
 export interface ReadinessOptions {
   /** True once the node is shutting down: it takes no new sessions. */
   draining: () => boolean;
+  /** The media core: sessions wait for one `starting`, and are refused by one that `failed`. */
+  media?: () => 'starting' | 'ready' | 'failed';
   /** Resolves when the database answers (Store.ping). */
   ping: () => Promise<void>;
   /** Told why the database failed: the probe is unauthenticated, so its answer does not say. */
@@ -16,8 +18,8 @@ export interface ReadinessOptions {
 }
 
 /**
- * `GET /readyz`: the node takes new sessions (it is not draining) and its database answers
- * within `databaseMs`. Unlike `/healthz` (liveness, from memory) it may wait, at most that
+ * `GET /readyz`: the node takes new sessions (it is not draining, its media processes have
+ * started) and its database answers within `databaseMs`. Unlike `/healthz` (liveness, from memory) it may wait, at most that
  * long; a load balancer's readiness probe sends new traffic elsewhere while it answers 503.
  */
 export function readinessCheck(o: ReadinessOptions): () => Promise<void> {
@@ -30,6 +32,16 @@ export function readinessCheck(o: ReadinessOptions): () => Promise<void> {
         {
           headers: { 'retry-after': '1' },
         },
+      );
+    }
+    const media = o.media?.() ?? 'ready';
+    if (media !== 'ready') {
+      throw new ApiError(
+        'media_unavailable',
+        media === 'starting'
+          ? 'The media processes are starting; a session created now waits for them.'
+          : 'The media processes failed to start; this node takes no sessions.',
+        { headers: media === 'starting' ? { 'retry-after': '1' } : {} },
       );
     }
     const timeout = new AbortController();

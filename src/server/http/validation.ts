@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { z } from 'zod';
-import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '../../api/index.js';
+import { ERROR_CODES, NOT_FOUND_PARAM, type ErrorCode } from '@visage-avatar/client/api';
 import { ApiError } from './apiError.js';
 
 /** Turns the first zod issue into the API's error: unknown fields get their own code. */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import {
+  ENDPOINTS,
   ttsEngineSchema,
   type Avatar,
   type FileObject,
   type Session,
   type Voice,
-} from '../../api/index.js';
-import { ENDPOINTS } from '../../api/index.js';
+} from '@visage-avatar/client/api';
 import type { StockVoice } from '../../media/avatarCatalogue.js';
 import type { AvatarRecord, FileRecord, SessionRecord, VoiceRecord } from '../store/store.js';
 

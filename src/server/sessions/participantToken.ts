@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
-import { randomBase62 } from '../../api/index.js';
-import type { LiveKitConfig } from '../config.js';
+import { randomBase62 } from '@visage-avatar/client/api';
+import type { LiveKitCredentials } from '../../media/mediaCore.js';
 
 /**
  * The client's token for one session's room: join that room only, subscribe, publish microphone
  * audio and data. It cannot touch the HTTP API (it is a LiveKit JWT, not an `sk_` key).
  */
 export async function mintParticipantToken(
-  livekit: LiveKitConfig,
+  livekit: LiveKitCredentials,
   roomName: string,
   ttlSeconds: number,
 ): Promise<{ token: string; expiresAt: Date }> {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import type { ErrorCode } from '../../api/index.js';
+import type { ErrorCode } from '@visage-avatar/client/api';
 
 /**
  * What the session domain refuses, as typed errors. Each names its code of the API's error
- * table (src/api/errors.ts, the wire contract) and says why in the words the caller reads; the
- * HTTP edge (`apiErrorOf` in http/apiError.ts) gives it its status, type and headers, and the
- * cluster hands it between nodes as code, message and param (routing/sessionCommand.ts).
+ * table (errors.ts of the wire contract, @visage-avatar/client/api) and says why in the words the
+ * caller reads; the HTTP edge (`apiErrorOf` in http/apiError.ts) gives it its status, type and
+ * headers, and the cluster hands it between nodes as code, message and param
+ * (routing/sessionCommand.ts).
  */
 export class SessionError extends Error {
   constructor(

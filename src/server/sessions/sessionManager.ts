@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import type { CreateSessionRequest, EndReason, InterruptResult } from '../../api/index.js';
-import type { MediaCore } from '../../media/mediaCore.js';
+import type { CreateSessionRequest, EndReason, InterruptResult } from '@visage-avatar/client/api';
+import type { MediaCore, TimedAtlasUrl } from '../../media/mediaCore.js';
 import type { ClaimedCommand } from '../store/clusterStore.js';
 import type { ApiKeyRecord, SessionRecord } from '../store/store.js';
 import { CreateAdmission } from './creation/createAdmission.js';
 import {
   SessionCreation,
-  type CreatedSession,
+  type SessionCreated,
   type SessionCreationOptions,
 } from './creation/sessionCreation.js';
 import { LiveSessions } from './live/liveSessions.js';
@@ -20,7 +20,7 @@ import {
   type SessionError,
 } from './sessionErrors.js';
 
-export type { CreatedSession } from './creation/sessionCreation.js';
+export type { SessionCreated } from './creation/sessionCreation.js';
 
 /** What the parts need from outside (the facade makes the rest), and the media core. */
 export interface SessionManagerOptions extends Omit<
@@ -69,8 +69,10 @@ export class SessionManager {
     key: ApiKeyRecord,
     req: CreateSessionRequest,
     secretHash?: string,
-  ): Promise<CreatedSession> {
-    return this.creation.create(key, req, secretHash);
+    /** `client` mode: the signed atlas URLs the face stream's `start` lines name (by day). */
+    atlasUrls?: readonly TimedAtlasUrl[],
+  ): Promise<SessionCreated> {
+    return this.creation.create(key, req, secretHash, atlasUrls);
   }
 
   /**

@@ -126,6 +126,15 @@ export async function getAvatar(
   return r.rows[0] ? avatarFromRow(r.rows[0]) : undefined;
 }
 
+/** A live avatar by id, of any key or none (a signed atlas URL names no key). */
+export async function findAvatar(db: Queryable, id: string): Promise<AvatarRecord | undefined> {
+  const r = await db.query<AvatarRow>(
+    'SELECT * FROM avatars WHERE id = $1 AND deleted_at IS NULL',
+    [id],
+  );
+  return r.rows[0] ? avatarFromRow(r.rows[0]) : undefined;
+}
+
 /** The stock avatars, in catalogue order. */
 export async function listStockAvatars(db: Queryable): Promise<AvatarRecord[]> {
   const r = await db.query<AvatarRow>(

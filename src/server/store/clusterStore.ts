@@ -144,7 +144,10 @@ export async function placeOnClusterNode(
 ): Promise<string | undefined> {
   const live = `heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)
     AND NOT draining AND running < capacity`;
-  const order = `running::float8 / capacity, (id = $2) DESC, id`;
+  // Nodes whose media is up first: a session on a node still starting its media processes waits
+  // for them (seconds, or tens of seconds on a first start), so such a node gets one only when
+  // no other has room.
+  const order = `media_ready DESC, running::float8 / capacity, (id = $2) DESC, id`;
   const quick = await tx.query<{ id: string }>(
     `UPDATE cluster_nodes SET running = running + 1
      WHERE id = (SELECT id FROM cluster_nodes WHERE ${live} ORDER BY ${order}
@@ -210,19 +213,20 @@ export class ClusterStore {
    * waits for its predecessor to fall silent; two live nodes never share an id).
    */
   async register(
-    node: { id: string; instance: string; capacity: number },
+    node: { id: string; instance: string; capacity: number; mediaReady: boolean },
     liveWithinMs: number,
   ): Promise<boolean> {
     const r = await this.db.query(
-      `INSERT INTO cluster_nodes (id, instance, capacity, running, draining, started_at,
-         heartbeat_at)
-       VALUES ($1, $2, $3, 0, false, now(), now())
+      `INSERT INTO cluster_nodes (id, instance, capacity, running, draining, media_ready,
+         started_at, heartbeat_at)
+       VALUES ($1, $2, $3, 0, false, $5, now(), now())
        ON CONFLICT (id) DO UPDATE SET instance = EXCLUDED.instance, capacity = EXCLUDED.capacity,
-         running = 0, draining = false, started_at = now(), heartbeat_at = now()
+         running = 0, draining = false, media_ready = EXCLUDED.media_ready, started_at = now(),
+         heartbeat_at = now()
        WHERE cluster_nodes.instance = EXCLUDED.instance
           OR cluster_nodes.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000)
        RETURNING id`,
-      [node.id, node.instance, node.capacity, liveWithinMs],
+      [node.id, node.instance, node.capacity, liveWithinMs, node.mediaReady],
     );
     return r.rows.length > 0;
   }
@@ -247,6 +251,14 @@ export class ClusterStore {
       );
       return true;
     });
+  }
+
+  /** The node's media processes are up: it is placed on like any other from now on. */
+  async setMediaReady(nodeId: string, instance: string): Promise<void> {
+    await this.db.query(
+      'UPDATE cluster_nodes SET media_ready = true WHERE id = $1 AND instance = $2',
+      [nodeId, instance],
+    );
   }
 
   /** No new sessions are placed on a draining node. */

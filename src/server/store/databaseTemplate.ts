@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MIGRATIONS } from './schema.js';
 import { Store } from './store.js';
 
@@ -41,8 +41,10 @@ export async function ensureDatabaseTemplate(cacheDir: string): Promise<string> 
 }
 
 function pgliteVersion(): string {
-  const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
-  // The entry is <package>/dist/index.js.
+  // Through require's resolution, not import.meta.resolve, which vite's module runner (vitest's
+  // global setup, test/server/templateDatabase.ts) does not support.
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  // The entry is <package>/dist/index.cjs.
   const manifest = join(dirname(dirname(entry)), 'package.json');
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }

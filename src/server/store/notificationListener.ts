@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
-import { POSTGRES_CONNECT_TIMEOUT_MS } from './postgresDatabase.js';
+import { POSTGRES_CONNECT_TIMEOUT_MS, nodePostgres } from './postgresDatabase.js';
 
 export interface NotificationHandlers {
   /** A NOTIFY on one of the channels; `payload` is '' when none was given. */
@@ -35,9 +35,10 @@ export async function listenForNotifications(
   let closed = false;
   let retryTimer: NodeJS.Timeout | undefined;
   let retryMs = RETRY_FIRST_MS;
+  const { Client, escapeIdentifier } = await nodePostgres();
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({
+    const c = new Client({
       connectionString: url,
       connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
       keepAlive: true,
@@ -57,7 +58,7 @@ export async function listenForNotifications(
     c.on('end', () => onLost());
     try {
       await c.connect();
-      for (const channel of channels) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      for (const channel of channels) await c.query(`LISTEN ${escapeIdentifier(channel)}`);
     } catch (err) {
       lost = true;
       await c.end().catch(() => undefined);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database, Executor } from './database.js';
 import { DatabaseUnavailableError, isConnectionFailure } from './databaseUnavailable.js';
@@ -9,6 +9,14 @@ import { DatabaseUnavailableError, isConnectionFailure } from './databaseUnavail
  * database_unavailable; the notification listener retries).
  */
 export const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * node-postgres, loaded when a node uses PostgreSQL: a node on its embedded database (`visage
+ * dev`) does not pay for loading it at start-up.
+ */
+export async function nodePostgres(): Promise<typeof pg> {
+  return (await import('pg')).default;
+}
 
 function unavailableOr(err: unknown): unknown {
   return isConnectionFailure(err) ? new DatabaseUnavailableError(err) : err;
@@ -20,7 +28,7 @@ function unavailableOr(err: unknown): unknown {
  * back; meanwhile every query fails fast with DatabaseUnavailableError.
  */
 export async function openPostgresDatabase(url: string, log?: Logger): Promise<Database> {
-  const pool = new pg.Pool({
+  const pool = new (await nodePostgres()).Pool({
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,

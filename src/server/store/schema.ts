@@ -142,6 +142,20 @@ const SCRIPTS: readonly string[] = [
   CREATE INDEX session_commands_by_node ON session_commands (node_id, state, seq);
   ALTER TABLE sessions ADD COLUMN caller_livekit boolean NOT NULL DEFAULT false;
   `,
+  // A node whose media processes are still starting is placed on last (cluster.ts): a session
+  // there would wait for them.
+  `
+  ALTER TABLE cluster_nodes ADD COLUMN media_ready boolean NOT NULL DEFAULT true;
+  `,
+  // Secrets the service makes for itself (serverSecrets.ts), e.g. the key that signs atlas URLs:
+  // one row each, made by the first node that needs it, so every node of a cluster signs alike.
+  `
+  CREATE TABLE server_secrets (
+    name text PRIMARY KEY,
+    secret text NOT NULL,
+    created_at timestamptz NOT NULL
+  );
+  `,
 ];
 
 export const MIGRATIONS: readonly Migration[] = SCRIPTS.map((sql, i) => ({ version: i + 1, sql }));

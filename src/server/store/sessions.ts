@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import type { EndReason, SessionStatus } from '../../api/index.js';
+import type { EndReason, SessionMode, SessionStatus } from '@visage-avatar/client/api';
 import type { Database, Queryable } from './database.js';
 import { insertCommand, placeOnClusterNode, type NewCommand } from './clusterStore.js';
 import { page, type Page, type Seq } from './paging.js';
@@ -16,7 +16,7 @@ export interface SessionRecord {
   status: SessionStatus;
   avatarId: string;
   voiceId: string;
-  mode: 'video';
+  mode: SessionMode;
   transport: 'livekit';
   livekitUrl: string;
   roomName: string;
@@ -91,7 +91,7 @@ function sessionFromRow(r: SessionRow): SessionRecord {
     status: r.status,
     avatarId: r.avatar_id,
     voiceId: r.voice_id,
-    mode: 'video',
+    mode: r.mode === 'client' ? 'client' : 'video',
     transport: 'livekit',
     livekitUrl: r.livekit_url,
     roomName: r.room_name,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import type { EndReason, SessionStatus } from '../../api/index.js';
+import type { EndReason, SessionStatus } from '@visage-avatar/client/api';
 import type { Logger } from 'pino';
 import { openEmbeddedDatabase, type Database } from './database.js';
 import { ClusterStore } from './clusterStore.js';
@@ -18,6 +18,7 @@ import * as voices from './voices.js';
 import * as avatars from './avatars.js';
 import * as sessions from './sessions.js';
 import * as blobs from './blobs.js';
+import * as serverSecrets from './serverSecrets.js';
 import type { ApiKeyRecord, NewKey } from './keys.js';
 import type { FileRecord } from './files.js';
 import type { VoiceRecord } from './voices.js';
@@ -233,6 +234,11 @@ export class Store {
     return avatars.getAvatar(this.db, keyId, id);
   }
 
+  /** Any live avatar by its id alone, whoever owns it: for signed URLs, which carry no key. */
+  findAvatar(id: string): Promise<AvatarRecord | undefined> {
+    return avatars.findAvatar(this.db, id);
+  }
+
   /** The stock avatars, in catalogue order. */
   listStockAvatars(): Promise<AvatarRecord[]> {
     return avatars.listStockAvatars(this.db);
@@ -245,6 +251,13 @@ export class Store {
   /** Marks a photo avatar of this key deleted; the avatar, or undefined when never the key's. */
   deleteAvatar(keyId: string, id: string): Promise<AvatarRecord | undefined> {
     return avatars.deleteAvatar(this.db, keyId, id);
+  }
+
+  // ---- the service's own secrets ------------------------------------------------------------
+
+  /** The secret named `name`, made (32 random bytes) by the first caller on any node. */
+  serverSecret(name: string): Promise<Buffer> {
+    return serverSecrets.serverSecret(this.db, name);
   }
 
   // ---- sessions -----------------------------------------------------------------------------

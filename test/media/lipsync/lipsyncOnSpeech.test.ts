@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
 import { ipaToVisemeUnits } from '../../../src/media/lipsync/ipaVisemes.js';
 import { speechMouth } from '../../../src/media/lipsync/speechMouth.js';
@@ -10,6 +10,7 @@ import { synthesizeWithEspeak } from '../../../src/media/tts/espeakEngine.js';
 import { espeakRuntime } from '../../../src/media/tts/espeakRuntime.js';
 import { stockVoiceProfile } from '../../../src/media/tts/espeakStockVoices.js';
 import { createFaceRenderer, measureMouthOpening } from '../../../src/media/render/index.js';
+import { loadCatalogueAtlases } from '../../support/catalogueAtlases.js';
 import {
   mouthPoseAt,
   visemeTimeline,
@@ -37,6 +38,9 @@ const firstUnit = (p: PhonemeTiming | undefined): string | undefined =>
   p ? ipaToVisemeUnits(p.ipa, p.stressed)[0]?.viseme : undefined;
 
 describe('lip-sync on real speech', () => {
+  // The catalogue's atlases as drawn once for the run (catalogueAtlases.ts).
+  beforeAll(() => loadCatalogueAtlases(), 120_000);
+
   const tracker = new AudioMouthTracker({ leadMs: 0 });
   // As a session feeds it: 100 ms chunks.
   const chunk = Math.round(meta.sampleRate / 10);

@@ -4,6 +4,7 @@ import { resample } from '../../../src/media/audio/index.js';
 import { alignPhonemes } from '../../../src/media/lipsync/alignPhonemes.js';
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
 import { SpeechFeatures } from '../../../src/media/lipsync/speechFeatures.js';
+import { TailAlignment } from '../../../src/media/lipsync/tailAlignment.js';
 import { wordsMouth } from '../../../src/media/lipsync/speechMouth.js';
 import type { MouthPose, Viseme } from '../../../src/media/lipsync/viseme.js';
 import {
@@ -36,12 +37,12 @@ interface Speech {
   phonemes: PhonemeTiming[];
 }
 
-function agentSpeech(runtime: EspeakRuntime, voiceId: string): Speech {
+function agentSpeech(runtime: EspeakRuntime, voiceId: string, sentences = SENTENCES): Speech {
   const profile = stockVoiceProfile(voiceId)!;
   const parts: Float32Array[] = [];
   const phonemes: PhonemeTiming[] = [];
   let at = 0;
-  for (const sentence of SENTENCES) {
+  for (const sentence of sentences) {
     const s = synthesizeWithEspeak(runtime, sentence, profile.espeak);
     const pcm = resample(s.pcm, s.sampleRate, RATE);
     const offset = (at / RATE) * 1000;
@@ -253,4 +254,71 @@ describe('shapes from the words in audio mode', () => {
     console.log(`wrong words: mismatch ${aligned?.mismatch.toFixed(2) ?? 'above the bound'}`);
     expect(aligned).toBeUndefined();
   });
+
+  // 300 alignments and their audio's features: seconds on a busy machine (a longer timeout).
+  it('aligns streaming audio tail by tail: each alignment the same work, however long the speech', () => {
+    // Twice the sentences (some 17 s), fed 50 ms at a time as a real-time stream brings them.
+    const sentences = [...SENTENCES, ...SENTENCES];
+    const speech = agentSpeech(runtime, 'voice_Milo00000000000000000001', sentences);
+    const words = synthesizeWithEspeak(runtime, sentences.join(' '), DEFAULT_ESPEAK_VOICE);
+    const tail = new TailAlignment();
+    tail.setTemplate(features(words.pcm, words.sampleRate), words.phonemes);
+    const audio = new SpeechFeatures();
+    const tracker = new AudioMouthTracker();
+    const worked: { atMs: number; audioFrames: number; templateFrames: number }[] = [];
+    let last: ReturnType<TailAlignment['align']>;
+    const step = RATE / 20;
+    for (let i = 0; i < speech.pcm.length; i += step) {
+      const piece = speech.pcm.subarray(i, i + step);
+      audio.push(piece, RATE);
+      tracker.push(piece, RATE);
+      const end = i + step >= speech.pcm.length;
+      if (end) audio.end();
+      const aligned = tail.align(audio.frames, !end);
+      if (!aligned) continue;
+      last = aligned;
+      worked.push({ atMs: audio.length * 10, ...aligned });
+    }
+    expect(last).toBeDefined();
+    const totalMs = (speech.pcm.length / RATE) * 1000;
+    const late = worked.filter((w) => w.atMs > 2000);
+    const early = worked.filter((w) => w.atMs <= totalMs / 2);
+    const most = (ws: typeof worked, key: 'audioFrames' | 'templateFrames') =>
+      Math.max(...ws.map((w) => w[key]));
+    const result = score(speech, (t) =>
+      wordsMouth(tracker.poseAt(t), mouthPoseAt(visemeTimeline(last!.phonemes), t)),
+    );
+    console.log(
+      `tail by tail: ${worked.length} alignments over ${totalMs.toFixed(0)} ms; audio per ` +
+        `alignment after 2 s at most ${most(late, 'audioFrames') * 10} ms (template ` +
+        `${most(late, 'templateFrames') * 10} ms), in the second half at most ` +
+        `${
+          most(
+            worked.filter((w) => w.atMs > totalMs / 2),
+            'audioFrames',
+          ) * 10
+        } ms; ${fmt(result)}`,
+    );
+    // Nearly every 50 ms step placed words.
+    expect(worked.length).toBeGreaterThan((totalMs / 50) * 0.9);
+    // The work per alignment is the tail since the last settled phoneme: at most some 1.5 s of
+    // audio (a pause between sentences lengthens it), not the whole utterance.
+    expect(most(late, 'audioFrames')).toBeLessThanOrEqual(150);
+    expect(most(late, 'templateFrames')).toBeLessThanOrEqual(2 * 150 + 100);
+    // It does not grow: the second half's alignments are no larger than the first half's (the
+    // pauses between sentences differ a little: measured 1.10 s against 1.08 s).
+    expect(
+      most(
+        worked.filter((w) => w.atMs > totalMs / 2),
+        'audioFrames',
+      ),
+    ).toBeLessThanOrEqual(most(early, 'audioFrames') * 1.2);
+    // And the words land where they are said, as well as one alignment of the whole does.
+    expect(result.exact).toBeGreaterThan(0.75);
+    expect(result.closures / result.closuresOf).toBeGreaterThan(0.8);
+    // Up to the words' end (the speech ends with a pause the words do not have).
+    expect(last!.coveredMs).toBeGreaterThan(
+      speech.phonemes[speech.phonemes.length - 1]!.endMs - 100,
+    );
+  }, 60_000);
 });

@@ -97,9 +97,9 @@ describe('IpcPeer', () => {
     const worker = new IpcPeer(b);
     worker.handle('slow', () => new Promise(() => undefined));
     const pending = api.request('slow');
-    api.close('media worker 0 exited');
+    api.close('media process 0 exited');
     await expect(pending).rejects.toBeInstanceOf(ChannelClosedError);
-    await expect(api.request('slow')).rejects.toThrow('media worker 0 exited');
+    await expect(api.request('slow')).rejects.toThrow('media process 0 exited');
     a.closed = true;
     // A send on a dead channel closes the peer (failing the request) instead of crashing.
     const other = new IpcPeer(a);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What a media worker prints (its native code, Node itself) reaches the API process's log as
+// What a media process prints (its native code, Node itself) reaches the API process's log as
 // records, one per line; OpenH264's notice on every new encoder at debug, anything else at warn.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,7 +15,7 @@ it("turns a child process's printed lines into log records at the right level", 
   const log = pino(
     { level: 'debug' },
     { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
-  ).child({ worker: 3 });
+  ).child({ media_process: 3 });
   const script = [
     `process.stderr.write(${JSON.stringify(`${NOTICE}\n`)});`,
     "process.stderr.write('Segmentation fault in the encoder\\r\\n\\n');",
@@ -28,10 +28,15 @@ it("turns a child process's printed lines into log records at the right level", 
 
   const byStream = (name: string) => records.filter((r) => name in r);
   expect(byStream('stderr')).toEqual([
-    expect.objectContaining({ level: 20, worker: 3, stderr: NOTICE, msg: 'media worker output' }),
+    expect.objectContaining({
+      level: 20,
+      media_process: 3,
+      stderr: NOTICE,
+      msg: 'media process output',
+    }),
     expect.objectContaining({ level: 40, stderr: 'Segmentation fault in the encoder' }),
   ]);
   const [long] = byStream('stdout');
-  expect(long).toMatchObject({ level: 40, worker: 3 });
+  expect(long).toMatchObject({ level: 40, media_process: 3 });
   expect((long!.stdout as string).length).toBe(2_001); // cut, with an ellipsis
 });

@@ -3,11 +3,9 @@
 // rendered frames by a face detector and face recognition, and a contact sheet of its frames.
 // Shared by test/media/photo/photoMouth.slow.test.ts and `npm run bench -- photo`.
 import sharp, { type OverlayOptions } from 'sharp';
-import { buildPhotoAvatar, decodePhotoBuild } from '../../../src/media/photo/index.js';
 import {
   i420ToRgb,
   renderStill,
-  unpackAtlas,
   type AvatarAtlas,
   type StillPose,
 } from '../../../src/media/render/index.js';
@@ -20,6 +18,7 @@ import {
   lumaOf,
   upperTeethHeight,
 } from '../../support/faceQuality.js';
+import { portraitAtlas } from '../../support/builtPortraits.js';
 import { upCloseFigures, upCloseRow, type UpCloseFigures } from '../../support/mouthUpClose.js';
 
 /** The widest-open frame: AA (the widest jaw of every shape) at full openness. */
@@ -74,10 +73,12 @@ const MIN_CONFIDENCE = 0.2;
 
 const frameLuma = (i420: Uint8Array) => lumaOf(i420ToRgb({ width: 512, height: 512, data: i420 }));
 
-/** Builds a photo avatar from `bytes` (the real build) and measures its mouth. */
-export async function measurePortrait(bytes: Uint8Array, atlasId: string): Promise<BuiltPortrait> {
-  const output = await buildPhotoAvatar(bytes, { atlasId });
-  const atlas = unpackAtlas(decodePhotoBuild(output.build, atlasId));
+/**
+ * Builds a photo avatar from `bytes` (the real build, once per run: test/support/builtPortraits.ts)
+ * and measures its mouth.
+ */
+export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait> {
+  const { atlas } = await portraitAtlas(bytes);
   // The person of the photo: of the faces found in it, the one nearest the avatar's (a crop of a
   // group photo may hold part of a neighbour, and a rotated picture a false find at a low score).
   // The photo as given: a head the build turned upright is compared with its tilted self, the

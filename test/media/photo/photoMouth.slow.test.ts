@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildPhotoAvatar,
-  decodePhotoBuild,
-  photoThreadPool,
-} from '../../../src/media/photo/index.js';
-import { i420ToRgb, renderStill, unpackAtlas } from '../../../src/media/render/index.js';
+import { photoThreadPool } from '../../../src/media/photo/index.js';
+import { i420ToRgb, renderStill } from '../../../src/media/render/index.js';
+import { portraitAtlas } from '../../support/builtPortraits.js';
 import { describeFrame, describeImage, faceDistance, lumaOf } from '../../support/faceQuality.js';
 import { usablePortraits } from '../../support/portraitSet.js';
 import { WIDEST, figuresRow, measurePortrait, mouthFailures } from './mouthFigures.js';
@@ -35,9 +32,9 @@ beforeAll(async () => {
   const portraits = await usablePortraits();
   names = portraits.map((p) => p.name);
   const table: Record<string, Record<string, string>> = {};
-  for (const [i, portrait] of portraits.entries()) {
+  for (const portrait of portraits) {
     try {
-      const { figures } = await measurePortrait(portrait.bytes, `mouth-${i}`);
+      const { figures } = await measurePortrait(portrait.bytes);
       failures.set(portrait.name, mouthFailures(figures));
       table[portrait.name] = figuresRow(figures);
     } catch (err) {
@@ -119,8 +116,7 @@ describe('the inside of the mouth in a small photo', () => {
   // as much as the photo's own pixels are (mouthSprites.ts, interiorSoftness).
   it('is as soft as the photo: the teeth fade into the dark over pixels, not at one step', async () => {
     const bytes = (await usablePortraits()).find((p) => p.name === 'Bill Murray, moustache')!.bytes;
-    const output = await buildPhotoAvatar(bytes, { atlasId: 'soft-mouth' });
-    const atlas = unpackAtlas(decodePhotoBuild(output.build, 'soft-mouth'));
+    const { atlas } = await portraitAtlas(bytes);
     const frame = renderStill(atlas, WIDEST);
     const [open] = await describeFrame(frame, 0.2);
     const luma = lumaOf(i420ToRgb({ width: 512, height: 512, data: frame }));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { IdleMotion, type IdleState } from '../../../src/media/render/idleMotion.js';
 import {
@@ -14,8 +14,12 @@ import {
   GAZES,
   type GazeName,
 } from '../../../src/media/render/index.js';
+import { loadCatalogueAtlases } from '../../support/catalogueAtlases.js';
 
 const FRAME_MS = 40;
+
+// The atlas as drawn once for the run (catalogueAtlases.ts).
+beforeAll(() => loadCatalogueAtlases([AVATAR_CATALOGUE[0]!.avatarId]), 120_000);
 const gazeName = (i: number): GazeName => GAZES[i]!.name;
 
 /** Idle life with the conversation on top, frame by frame on a clock the test drives. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { VideoBufferType, VideoFrame, VideoSource } from '@livekit/rtc-node';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaceRenderer } from '../../../src/media/render/index.js';
+import { loadCatalogueAtlases } from '../../support/catalogueAtlases.js';
 
 /**
  * The renderer's buffer goes straight into rtc-node: check that libwebrtc reads our plane layout
@@ -9,6 +10,11 @@ import { createFaceRenderer } from '../../../src/media/render/index.js';
  */
 describe('face frames in @livekit/rtc-node', () => {
   const source = new VideoSource(512, 512);
+  // The atlases as drawn once for the run (catalogueAtlases.ts).
+  beforeAll(
+    () => loadCatalogueAtlases(['avt_Milo00000000000000000001', 'avt_Noor00000000000000000001']),
+    120_000,
+  );
   afterAll(async () => {
     await source.close();
   });

@@ -176,7 +176,7 @@ describe('EspeakEngine threads', () => {
     expect(a.phonemes.map((p) => p.ipa)).toEqual(result.phonemes.map((p) => p.ipa));
   });
 
-  it('keeps the event loop responsive while the worker synthesizes', async () => {
+  it('keeps the event loop responsive while its thread synthesizes', async () => {
     const longestStall = async (run: () => Promise<unknown>) => {
       let maxGap = 0;
       let last = performance.now();

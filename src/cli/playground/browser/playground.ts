@@ -5,6 +5,9 @@
 // worker), shows the avatar that publishes on the agent's behalf, the agent's state
 // (`lk.agent.state`), and the conversation from the agent's `lk.transcription` text streams; what
 // the developer types goes to the agent as `lk.chat` text, and the microphone can be turned on.
+// The face control asks the agent for a video, or for the face drawn here, on a canvas, by
+// @visage-avatar/web from the avatar's `visage.face` stream (`client` mode: no video at all).
+import { VisageAvatar } from '@visage-avatar/web';
 import {
   type Participant,
   type RemoteTrack,
@@ -27,7 +30,11 @@ interface PlaygroundState {
   lines: Line[];
   /** The agent's `lk.agent.state`, every value in order. */
   states: string[];
+  /** The face asked for when the page joined: `video` or `client` (drawn in the browser). */
+  face?: 'video' | 'client';
   room?: Room;
+  /** In `client` mode, what draws the avatar on the canvas. */
+  avatar?: VisageAvatar;
 }
 
 const STATE_ATTRIBUTE = 'lk.agent.state';
@@ -41,6 +48,8 @@ const micButton = element<HTMLButtonElement>('mic');
 const statusLine = element<HTMLElement>('status');
 const stateLine = element<HTMLElement>('state');
 const video = element<HTMLVideoElement>('avatar');
+const canvas = element<HTMLCanvasElement>('drawn');
+const faceChoice = element<HTMLSelectElement>('face');
 const transcript = element<HTMLElement>('transcript');
 const chat = element<HTMLFormElement>('chat');
 const input = element<HTMLInputElement>('text');
@@ -116,18 +125,29 @@ async function readTranscription(reader: TextStreamReader, identity: string) {
 
 async function start() {
   startButton.disabled = true;
+  faceChoice.disabled = true;
   status('Getting a token for a new room…');
   const agent = new URLSearchParams(location.search).get('agent') ?? undefined;
+  const face = faceChoice.value === 'client' ? 'client' : 'video';
+  playground.face = face;
   const answer = await fetch('/playground/token', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(agent ? { agent } : {}),
+    body: JSON.stringify({ ...(agent && { agent }), face }),
   });
   const body = (await answer.json()) as { livekit_url: string; token: string; error?: string };
   if (!answer.ok) throw new Error(body.error ?? `the token request answered ${answer.status}`);
   // The avatar service needs adaptive stream and dynacast off (it publishes one layer).
   room = new Room({ adaptiveStream: false, dynacast: false });
   playground.room = room;
+  if (face === 'client') {
+    // Before connecting: the avatar opens a face stream for each participant who joins. The
+    // atlas's URL comes in the stream's `start` line (signed by the service: no key here).
+    video.hidden = true;
+    canvas.hidden = false;
+    playground.avatar = new VisageAvatar({ room, canvas });
+    playground.avatar.ready.catch((err: unknown) => failed(err));
+  }
   room.on(RoomEvent.ParticipantConnected, (p) => {
     if (p.attributes[ON_BEHALF_ATTRIBUTE]) status('The avatar joined.');
     else if (p.isAgent) status('Your agent joined; its avatar is coming.');
@@ -135,7 +155,20 @@ async function start() {
   });
   room.on(RoomEvent.ParticipantAttributesChanged, (_changed, p) => showState(p));
   room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack) => {
-    if (track.kind === Track.Kind.Video) track.attach(video);
+    if (track.kind === Track.Kind.Video) {
+      track.attach(video);
+      if (face === 'client') {
+        // The agent's plugin did not take the page's ask (it sets `face`, or is older): show what
+        // it sends, and say so.
+        video.hidden = false;
+        canvas.hidden = true;
+        status(
+          "Your agent's avatar sends video: for a face drawn here, leave AvatarSession's `face` " +
+            "option unset (it then takes the page's ask) or set it to 'client' " +
+            '(see docs/playground.md).',
+        );
+      }
+    }
     if (track.kind === Track.Kind.Audio) document.body.appendChild(track.attach());
   });
   room.on(RoomEvent.Disconnected, () => {

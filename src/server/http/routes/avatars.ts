@@ -8,7 +8,7 @@ import {
   ID_PREFIXES,
   listAvatarsQuerySchema,
   newId,
-} from '../../../api/index.js';
+} from '@visage-avatar/client/api';
 import { findStockVoice } from '../../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
 import { readMultipartBody } from '../multipartBody.js';
@@ -70,6 +70,9 @@ export function mountAvatarRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
       },
       'photo avatar created',
     );
+    // Its atlas compressed for browsers now, at the lowest priority: not awaited (a failure is
+    // logged, and the first fetch tries again), and no session's create ever waits for it.
+    void deps.atlasDelivery.prepare(avatar);
     return c.json(avatarToWire(avatar), 201);
   });
 
@@ -136,6 +139,8 @@ export function mountAvatarRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
         .filter((b) => b !== null)
         .map((b) => deps.files.delete(b)),
     );
+    // Its compressed atlas too: signed URLs of it now answer 404.
+    await deps.atlasDelivery.forget(id);
     c.get('log').info({ avatar_id: id }, 'avatar deleted');
     return c.body(null, 204);
   });

@@ -9,6 +9,8 @@ import type { FileStorage } from '../../assets/fileStorage.js';
 import type { SessionManager } from '../../sessions/sessionManager.js';
 import type { UrlFetcher } from '../../assets/urlFetcher.js';
 import type { VoiceAnalyzer } from '../../assets/voiceClip.js';
+import type { AtlasSigner } from '../../assets/atlasSignature.js';
+import type { AtlasDelivery } from '../../assets/atlasDelivery.js';
 
 /** What every route handler may use; built once by `createApp`. */
 export interface AppDeps {
@@ -19,6 +21,15 @@ export interface AppDeps {
   analyzeVoice: VoiceAnalyzer;
   avatarBuilder: AvatarBuilder;
   stockPreviews: StockPreviews;
+  /** Signs and checks the keyless atlas URLs. */
+  atlasSigner: AtlasSigner;
+  /** The atlases those URLs serve, compressed and kept on disk. */
+  atlasDelivery: AtlasDelivery;
+  /**
+   * The service's public origin (and path prefix) for the absolute URLs it hands out (a `client`
+   * session's `atlas_url`); absent: the origin the request came to.
+   */
+  publicUrl?: string;
   limits: Limits;
   version: string;
   mediaKind: string;

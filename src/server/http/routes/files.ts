@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Hono } from 'hono';
-import { ENDPOINTS, ID_PREFIXES, lineText, listQuerySchema, newId } from '../../../api/index.js';
+import {
+  ENDPOINTS,
+  ID_PREFIXES,
+  lineText,
+  listQuerySchema,
+  newId,
+} from '@visage-avatar/client/api';
 import { ApiError } from '../apiError.js';
 import { readMultipartBody } from '../multipartBody.js';
 import { hasIdFormat } from '../pathId.js';

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Hono } from 'hono';
-import { ENDPOINTS, type Health, type Readiness } from '../../../api/index.js';
-import { buildOpenApiDocument } from '../../../api/openapi.js';
+import {
+  buildOpenApiDocument,
+  ENDPOINTS,
+  type Health,
+  type Readiness,
+} from '@visage-avatar/client/api';
 import type { AppDeps, AppEnv } from './context.js';
 
 export function mountMetaRoutes(app: Hono<AppEnv>, deps: AppDeps): void {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Hono } from 'hono';
-import { ENDPOINTS, isIdOf, type EndpointSpec } from '../../../api/index.js';
+import { ENDPOINTS, isIdOf, type EndpointSpec } from '@visage-avatar/client/api';
 import { ApiError } from '../apiError.js';
 import type { AppEnv } from './context.js';
 import { honoPath } from '../honoPath.js';

@@ -12,25 +12,43 @@ import {
   listSessionsQuerySchema,
   speakRequestSchema,
   waitingStateRequestSchema,
-} from '../../../api/index.js';
+} from '@visage-avatar/client/api';
 import { ApiError } from '../apiError.js';
 import { honoPath } from '../honoPath.js';
 import { isJsonType, mediaType, parseJsonBody, parseWith } from '../validation.js';
 import { sessionToWire } from '../wireObjects.js';
 import type { AppDeps, AppEnv } from './context.js';
 
-/** Hono's path syntax for a row of the endpoint table. */
+/**
+ * The signed atlas URL of an avatar (a `client` session's `atlas_url`), under the service's public
+ * base URL, or the origin this request came to when none is set.
+ */
+function atlasUrlOf(c: Context<AppEnv>, deps: AppDeps, avatarId: string): Promise<string> {
+  return deps.atlasSigner.url(deps.publicUrl ?? new URL(c.req.url).origin, avatarId);
+}
 
 export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
   const { sessions, limits } = deps;
 
   app.post(ENDPOINTS.createSession.path, async (c) => {
     const req = await parseJsonBody(c.req.raw, createSessionRequestSchema);
-    const created = await sessions.create(c.get('key'), req, c.get('secretHash'));
+    // Signed before the avatar is looked up (an unknown one is refused by the create itself):
+    // today's URL, and those of each later day the session may run, for its face stream.
+    const atlasUrls =
+      req.mode === 'client'
+        ? await deps.atlasSigner.urls(
+            deps.publicUrl ?? new URL(c.req.url).origin,
+            req.avatar_id,
+            limits.maxDurationSeconds,
+          )
+        : undefined;
+    const atlasUrl = atlasUrls?.[0]?.url;
+    const created = await sessions.create(c.get('key'), req, c.get('secretHash'), atlasUrls);
     const token = created.participantToken;
     return c.json(
       {
         ...sessionToWire(created.record),
+        ...(atlasUrl !== undefined && { atlas_url: atlasUrl }),
         ...(token && {
           participant_token: token.token,
           participant_token_expires_at: token.expiresAt.toISOString(),
@@ -51,9 +69,15 @@ export function mountSessionRoutes(app: Hono<AppEnv>, deps: AppDeps): void {
     return c.json({ data: page.items.map(sessionToWire), has_more: page.hasMore });
   });
 
-  app.get(honoPath(ENDPOINTS.getSession.path), async (c) =>
-    c.json(sessionToWire(await sessions.get(c.get('key'), c.req.param('id')!))),
-  );
+  app.get(honoPath(ENDPOINTS.getSession.path), async (c) => {
+    const record = await sessions.get(c.get('key'), c.req.param('id')!);
+    const atlasUrl =
+      record.mode === 'client' ? await atlasUrlOf(c, deps, record.avatarId) : undefined;
+    return c.json({
+      ...sessionToWire(record),
+      ...(atlasUrl !== undefined && { atlas_url: atlasUrl }),
+    });
+  });
 
   app.post(honoPath(ENDPOINTS.speak.path), async (c) => {
     const req = await parseJsonBody(c.req.raw, speakRequestSchema);

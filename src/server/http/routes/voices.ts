@@ -6,7 +6,7 @@ import {
   createVoiceRequestSchema,
   listVoicesQuerySchema,
   newId,
-} from '../../../api/index.js';
+} from '@visage-avatar/client/api';
 import { findStockVoice } from '../../../media/avatarCatalogue.js';
 import { ApiError } from '../apiError.js';
 import { hasIdFormat } from '../pathId.js';

@@ -2,7 +2,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { CallerLiveKit } from '../../../api/index.js';
+import type { CallerLiveKit } from '@visage-avatar/client/api';
 import { isPublicAddress } from '../../assets/publicAddress.js';
 import { CallerLiveKitError } from '../sessionErrors.js';
 

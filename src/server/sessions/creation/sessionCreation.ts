@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
-import { ID_PREFIXES, newId, randomBase62, type CreateSessionRequest } from '../../../api/index.js';
+import {
+  ID_PREFIXES,
+  newId,
+  randomBase62,
+  type CreateSessionRequest,
+} from '@visage-avatar/client/api';
 import { findStockVoice } from '../../../media/avatarCatalogue.js';
-import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
+import type { AvatarFaceSpec, TimedAtlasUrl } from '../../../media/mediaCore.js';
 import { newCommandId, ReplyTimeoutError } from '../../cluster/awaitedReplies.js';
 import type { Cluster } from '../../cluster/cluster.js';
-import type { Limits, LiveKitConfig } from '../../config.js';
+import type { Limits } from '../../config.js';
+import type { LiveKitCredentials } from '../../../media/mediaCore.js';
 import type {
   ApiKeyRecord,
   AvatarRecord,
@@ -15,6 +21,7 @@ import type {
   Store,
 } from '../../store/store.js';
 import type { LiveSessions } from '../live/liveSessions.js';
+import { mediaStartBoundMs } from '../live/sessionMedia.js';
 import { mintParticipantToken } from '../participantToken.js';
 import type { OwnerRouting } from '../routing/ownerRouting.js';
 import { commandRow, resultOf, type StartCommand } from '../routing/sessionCommand.js';
@@ -32,13 +39,16 @@ import { StageTimeoutError, withinDeadline } from '../stageTimeout.js';
 import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKit.js';
 import type { CreateAdmission } from './createAdmission.js';
 
-/** How much longer than a start's own bound a node waits for another node to start a session. */
+/**
+ * How much longer than a start's own bound (mediaStartBoundMs: the media processes, the avatar, the
+ * grace) a node waits for another node to start a session.
+ */
 const HANDOFF_MARGIN_MS = 5_000;
 
 export interface SessionCreationOptions {
   store: Store;
   limits: Limits;
-  livekit: LiveKitConfig;
+  livekit: LiveKitCredentials;
   nodeId: string;
   maxSessions: number;
   /** The outbound address policy, applied to a caller's `livekit.url` too. */
@@ -57,7 +67,8 @@ export interface SessionCreationOptions {
   routing: OwnerRouting;
 }
 
-export interface CreatedSession {
+/** What a create gives the route: the API's answer (`CreatedSession` in src/api) is made from it. */
+export interface SessionCreated {
   record: SessionRecord;
   /** Absent when the caller brought its own LiveKit: the caller mints that room's tokens. */
   participantToken: { token: string; expiresAt: Date } | null;
@@ -84,7 +95,8 @@ export class SessionCreation {
     key: ApiKeyRecord,
     req: CreateSessionRequest,
     secretHash?: string,
-  ): Promise<CreatedSession> {
+    atlasUrls?: readonly TimedAtlasUrl[],
+  ): Promise<SessionCreated> {
     const admitted = this.o.admission.enter(key.id, key.concurrencyCap, secretHash);
     if ('refused' in admitted) {
       throw refusalError({ refused: 'concurrency_cap', ...admitted.refused });
@@ -96,7 +108,7 @@ export class SessionCreation {
       this.o.admission.settle(admitted.ticket, live);
     };
     try {
-      return await this.createAdmitted(key, req, settle);
+      return await this.createAdmitted(key, req, settle, atlasUrls);
     } finally {
       settle();
     }
@@ -128,7 +140,8 @@ export class SessionCreation {
     key: ApiKeyRecord,
     req: CreateSessionRequest,
     settle: (live?: number) => void,
-  ): Promise<CreatedSession> {
+    atlasUrls: readonly TimedAtlasUrl[] | undefined,
+  ): Promise<SessionCreated> {
     // Stock and photo avatars alike are rows of the store (another key's answer 404).
     const avatar = await this.o.store.getAvatar(key.id, req.avatar_id);
     if (!avatar) throw new AvatarNotFoundError(req.avatar_id);
@@ -151,6 +164,7 @@ export class SessionCreation {
       voice,
       callerLiveKit: caller ? { url: caller.url, token: caller.token } : null,
       ownsRoom: caller === null && req.room_name === undefined,
+      ...(atlasUrls !== undefined && req.mode === 'client' ? { atlasUrls } : {}),
     };
     // Placed on another node, it is started there: this node listens for that node's answer
     // from now on, since it may come back before the create transaction's own answer does.
@@ -172,7 +186,7 @@ export class SessionCreation {
           keyId: key.id,
           avatarId: avatar.id,
           voiceId,
-          mode: 'video',
+          mode: req.mode,
           transport: 'livekit',
           livekitUrl: caller?.url ?? this.o.livekit.url,
           // Visage's own room names are random: knowing a session id gives no way into its room.
@@ -205,7 +219,7 @@ export class SessionCreation {
     try {
       if (record.nodeId === this.o.nodeId) record = await this.o.live.launch(record, start);
       else {
-        const timeoutMs = this.o.limits.createStageTimeoutMs + HANDOFF_MARGIN_MS;
+        const timeoutMs = mediaStartBoundMs(this.o.limits) + HANDOFF_MARGIN_MS;
         await this.startedElsewhere(record, handoff!.wait('start', record.nodeId, timeoutMs));
       }
       token = caller

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
-import { ID_PREFIXES, newId, type EndReason } from '../../../api/index.js';
+import { ID_PREFIXES, newId, type EndReason } from '@visage-avatar/client/api';
 import type { MediaCore, MediaEndReason, MediaSession } from '../../../media/mediaCore.js';
 import { decodeOrReject } from '../../assets/voiceClip.js';
-import type { Limits, LiveKitConfig } from '../../config.js';
+import type { Limits } from '../../config.js';
+import type { LiveKitCredentials } from '../../../media/mediaCore.js';
 import { DatabaseUnavailableError } from '../../store/databaseUnavailable.js';
 import type { SessionRecord, Store } from '../../store/store.js';
 import type {
@@ -33,7 +34,7 @@ export interface LiveSessionsOptions {
   store: Store;
   media: MediaCore;
   limits: Limits;
-  livekit: LiveKitConfig;
+  livekit: LiveKitCredentials;
   nodeId: string;
   log: Logger;
   /** Told of each end of a session of the key (the create admission forgets its count). */

@@ -14,6 +14,11 @@ import type { StartCommand } from '../routing/sessionCommand.js';
 import { CallerLiveKitError, SessionUnavailableError } from '../sessionErrors.js';
 import { StageTimeoutError, withinDeadline } from '../stageTimeout.js';
 
+/**
+ * How long a create waits for the media processes of a node still starting them: a first start
+ * on a busy 2-core machine draws the avatars for 15 to 30 s; only a hung start takes longer.
+ */
+const MEDIA_WORKERS_START_MS = 60_000;
 /** Seconds a room may outlast its session's maximum length before the LiveKit server closes it. */
 const ROOM_TIMEOUT_MARGIN_SECONDS = 60;
 /**
@@ -22,6 +27,15 @@ const ROOM_TIMEOUT_MARGIN_SECONDS = 60;
  * once with the same avatar identity must not find the abandoned avatar joining the room.
  */
 const LATE_MEDIA_GRACE_SHARE = 0.5;
+
+/**
+ * The longest a session's media start can take on its node: the wait for the node's media
+ * processes, the avatar's start and the grace after it. A node that hands a session to another
+ * waits this long for its answer (sessionCreation.ts).
+ */
+export function mediaStartBoundMs(limits: Pick<Limits, 'createStageTimeoutMs'>): number {
+  return MEDIA_WORKERS_START_MS + limits.createStageTimeoutMs * (1 + LATE_MEDIA_GRACE_SHARE);
+}
 
 export interface SessionMediaOptions {
   media: MediaCore;
@@ -47,7 +61,7 @@ export interface SessionMediaHooks {
 export async function startSessionMedia(
   o: SessionMediaOptions,
   record: SessionRecord,
-  start: Pick<StartCommand, 'face' | 'voice' | 'ownsRoom'> & {
+  start: Pick<StartCommand, 'face' | 'voice' | 'ownsRoom' | 'atlasUrls'> & {
     livekit: MediaSessionSpec['livekit'];
   },
   hooks: SessionMediaHooks,
@@ -61,10 +75,21 @@ export async function startSessionMedia(
   let media: MediaSession;
   let starting: Promise<MediaSession> | undefined;
   try {
+    // A node listens while its media processes start: the wait for them (a stage of its own) is
+    // not part of the avatar's start.
+    if (o.media.whenStarted) {
+      await withinDeadline(
+        o.media.whenStarted(),
+        MEDIA_WORKERS_START_MS,
+        'waiting for the media processes to start',
+        () => undefined,
+      );
+    }
     media = await withinDeadline(
       (starting = o.media.start(
         {
           sessionId: record.id,
+          mode: record.mode,
           avatarId: record.avatarId,
           avatar: start.face,
           voiceId: record.voiceId,
@@ -76,6 +101,7 @@ export async function startSessionMedia(
           livekit: start.livekit,
           roomTimeoutSeconds: record.maxDurationSeconds + ROOM_TIMEOUT_MARGIN_SECONDS,
           ownsRoom: start.ownsRoom,
+          ...(start.atlasUrls !== undefined ? { atlasUrls: start.atlasUrls } : {}),
         },
         { speakingChanged: hooks.speakingChanged, ended: hooks.ended },
       )),

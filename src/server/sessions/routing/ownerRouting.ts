@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Logger } from 'pino';
-import type { EndReason } from '../../../api/index.js';
+import type { EndReason } from '@visage-avatar/client/api';
 import { ReplyTimeoutError } from '../../cluster/awaitedReplies.js';
 import type { Cluster } from '../../cluster/cluster.js';
 import type { ClaimedCommand } from '../../store/clusterStore.js';

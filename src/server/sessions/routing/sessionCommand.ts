@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { ERROR_CODES, type EndReason, type ErrorCode } from '../../../api/index.js';
-import type { AvatarFaceSpec } from '../../../media/mediaCore.js';
+import { ERROR_CODES, type EndReason, type ErrorCode } from '@visage-avatar/client/api';
+import type { AvatarFaceSpec, TimedAtlasUrl } from '../../../media/mediaCore.js';
 import { AssetError } from '../../assets/assetError.js';
 import { DatabaseUnavailableError } from '../../store/databaseUnavailable.js';
 import { RemoteSessionError, SessionError } from '../sessionErrors.js';
@@ -27,6 +27,8 @@ export interface StartCommand {
   callerLiveKit: { url: string; token: string } | null;
   /** Visage named the room for this session alone: it is deleted when the session ends. */
   ownsRoom: boolean;
+  /** `client` mode: the signed URLs of the avatar's atlas, for the face stream (mediaCore.ts). */
+  atlasUrls?: readonly TimedAtlasUrl[];
 }
 
 export interface EndCommand {

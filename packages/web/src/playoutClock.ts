@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/** NTP's epoch (1900) to Unix's (1970), ms. */
+const NTP_TO_UNIX_MS = 2_208_988_800_000;
+/**
+ * Before the statistics tell how long the receiver's jitter buffer holds the sound: the audio
+ * path's delay after a line's arrival (about 60 ms on one machine through the embedded server).
+ */
+export const ARRIVAL_DELAY_MS = 60;
+/** Samples (48 kHz) the jitter buffer must have emitted between two reports to measure its delay. */
+const MIN_EMITTED = 2_400;
+/** Playout estimates and jitter-buffer delays kept; their median is used. */
+const KEPT_PLAYOUT = 7;
+const KEPT_JITTER = 3;
+/**
+ * The playout statistics are used only within this of the arrival's estimate, ms: a sender report
+ * was seen 0.4 to 0.9 s behind the page's clock on the same machine (the embedded server's).
+ */
+const PLAYOUT_TRUST_MS = 250;
+/** Batches whose arrival is kept (about 3 s of the stream). */
+const KEPT_ARRIVALS = 15;
+
+/**
+ * Where the sound the page plays is, on the sender's clock (the face stream's `t`, Unix ms).
+ *
+ * Preferably from the audio receiver's `estimatedPlayoutTimestamp` (inbound-rtp statistics: the
+ * sender's NTP time of the audio playing now, mapped through its RTCP sender reports). Chromium
+ * reports it only once it knows the round trip to the sender, which a receive-only participant
+ * behind an SFU may never learn (in the embedded server's rooms: never).
+ *
+ * Otherwise from two parts. The transit: each batch of `face` lines is written shortly before its
+ * first line is due (the sender writes the next ticks ahead), so when it was written minus when it
+ * arrived is the clocks' offset less the transit (the median of the last batches). The receiver's jitter buffer:
+ * how long the samples it emitted lately waited in it (the change of `jitterBufferDelay` over that
+ * of `jitterBufferEmittedCount` between two reports), `ARRIVAL_DELAY_MS` until a report tells.
+ */
+export class PlayoutClock {
+  /** sender ms - local Unix ms, from playout statistics. */
+  private readonly playout: number[] = [];
+  /** sender ms - local Unix ms of batches' arrivals. */
+  private readonly arrivals: number[] = [];
+  /** The jitter buffer's recent delays, ms, and the counters of the last report. */
+  private readonly jitter: number[] = [];
+  private lastJitter: { delay: number; emitted: number } | undefined;
+
+  constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
+
+  /** Which estimate `now` uses. */
+  get source(): 'playout' | 'jitter' | 'arrival' | 'none' {
+    return this.estimate(localNow()).source;
+  }
+
+  /** The jitter buffer's delay in use, ms (undefined before the statistics tell it). */
+  get jitterMs(): number | undefined {
+    return median(this.jitter);
+  }
+
+  /** The clocks' offset less the transit, ms (undefined before a batch arrived). */
+  get arrivalOffsetMs(): number | undefined {
+    return median(this.arrivals);
+  }
+
+  /** A batch written at sender time `t` arrived now. */
+  arrived(t: number, localUnixMs = localNow()): void {
+    this.arrivals.push(t - localUnixMs);
+    if (this.arrivals.length > KEPT_ARRIVALS) this.arrivals.shift();
+  }
+
+  /** Forgets the batches' arrivals (a new stream: maybe another sender). */
+  resetArrivals(): void {
+    this.arrivals.length = 0;
+  }
+
+  /** Reads an audio receiver's statistics. */
+  fromStats(report: RTCStatsReport): void {
+    report.forEach((s: Record<string, unknown>) => {
+      if (s.type !== 'inbound-rtp' || s.kind !== 'audio') return;
+      this.readJitter(Number(s.jitterBufferDelay), Number(s.jitterBufferEmittedCount));
+      const estimated = Number(s.estimatedPlayoutTimestamp);
+      const at = Number(s.timestamp);
+      if (!(estimated > NTP_TO_UNIX_MS) || !Number.isFinite(at)) return;
+      this.playout.push(estimated - NTP_TO_UNIX_MS - at);
+      if (this.playout.length > KEPT_PLAYOUT) this.playout.shift();
+    });
+  }
+
+  /** The sender time of the sound playing now, or undefined before any estimate. */
+  now(localUnixMs = localNow()): number | undefined {
+    return this.estimate(localUnixMs).ms;
+  }
+
+  private estimate(localUnixMs: number): {
+    ms: number | undefined;
+    source: 'playout' | 'jitter' | 'arrival' | 'none';
+  } {
+    const arrival = median(this.arrivals);
+    const jitter = this.jitterMs;
+    const fallback =
+      arrival === undefined ? undefined : localUnixMs + arrival - (jitter ?? this.arrivalDelayMs);
+    const playout = median(this.playout);
+    // Sender reports an SFU rewrote on another clock would put the face seconds off: trusted only
+    // where they agree with the arrival and the jitter buffer.
+    if (
+      playout !== undefined &&
+      (fallback === undefined || Math.abs(localUnixMs + playout - fallback) <= PLAYOUT_TRUST_MS)
+    ) {
+      return { ms: localUnixMs + playout, source: 'playout' };
+    }
+    if (fallback === undefined) return { ms: undefined, source: 'none' };
+    return { ms: fallback, source: jitter === undefined ? 'arrival' : 'jitter' };
+  }
+
+  private readJitter(delaySeconds: number, emitted: number): void {
+    if (!Number.isFinite(delaySeconds) || !Number.isFinite(emitted)) return;
+    const last = this.lastJitter;
+    if (last && emitted - last.emitted < MIN_EMITTED && emitted >= last.emitted) return;
+    this.lastJitter = { delay: delaySeconds, emitted };
+    if (!last || emitted <= last.emitted) return;
+    this.jitter.push(((delaySeconds - last.delay) / (emitted - last.emitted)) * 1000);
+    if (this.jitter.length > KEPT_JITTER) this.jitter.shift();
+  }
+}
+
+function median(xs: readonly number[]): number | undefined {
+  if (xs.length === 0) return undefined;
+  return [...xs].sort((a, b) => a - b)[xs.length >> 1];
+}
+
+/** Unix ms on the page's monotonic clock (what statistics' `timestamp` is on). */
+export const localNow = () => performance.timeOrigin + performance.now();

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import type { MouthPose } from '../lipsync/index.js';
+import type { ConversationCue, FaceMotion } from '../render/index.js';
+import type { FaceLine, FaceStream } from './faceStream.js';
+
+/** How many ticks of face go out in one write, ahead of the sound they belong to. */
+export const FACE_BATCH_TICKS = 5;
+
+export interface FaceAheadOptions {
+  readonly motion: FaceMotion;
+  readonly stream: FaceStream;
+  /** The mouth of the sound leaving `aheadMs` from now (the audio pushed so far). */
+  mouthIn(aheadMs: number): MouthPose;
+  /** What else the face's life depends on, now. */
+  state(): { parked: boolean; conversation: ConversationCue | undefined };
+  /** The session's birth on `now()`'s clock: the face's motion time starts there. */
+  readonly bornAt: number;
+  /** `now()`'s clock as Unix ms (the stream's clock). */
+  toEpochMs(nowMs: number): number;
+  readonly fps: number;
+  readonly now?: () => number;
+}
+
+/**
+ * Client mode's face, sent ahead of its sound: every few ticks one write holds the face for the
+ * next `FACE_BATCH_TICKS` ticks (the mouth of the audio already pushed, the idle life, which is a
+ * function of time). A write per tick made the room forward 25 small packets a second per viewer,
+ * which cost more than the lines.
+ *
+ * What was sent ahead can turn out wrong: audio was pushed after it was sent, speech was cut, the
+ * session was parked. Every tick computes the mouth of the times sent ahead again and, from the
+ * first that changed, sends them again (by the stream's rule a `face` line replaces every line
+ * received before it whose `t` is at or after its own); `refresh` does the same at once, and
+ * for a new stream sends them all.
+ */
+export class FaceAhead {
+  private periodMs: number;
+  /** The lines sent for times not yet passed, oldest first. */
+  private ahead: FaceLine[] = [];
+  /** `now()` time up to which lines were sent (exclusive). */
+  private sentUntil = -Infinity;
+  /** What a write the stream refused (too much waiting for the room) still owes: next tick. */
+  private owed: { all: boolean; pose: boolean } = { all: false, pose: false };
+  private readonly now: () => number;
+
+  constructor(private readonly o: FaceAheadOptions) {
+    this.periodMs = 1000 / o.fps;
+    this.now = o.now ?? (() => performance.now());
+  }
+
+  /** The frame clock's tick: times sent whose mouth changed, and a new batch once due. */
+  tick(): void {
+    this.update({ all: false, pose: false });
+  }
+
+  /**
+   * At once rather than at the next tick: audio was queued or cut (`{}`), the face's life changed
+   * (`pose`: parking), or a new stream began (`all`: every time ahead, changed or not).
+   */
+  refresh(options: { all?: boolean; pose?: boolean } = {}): void {
+    this.update({ all: options.all === true, pose: options.pose === true });
+  }
+
+  /** The rate changed (parking): the next lines are spaced at the new period. */
+  setFps(fps: number): void {
+    this.periodMs = 1000 / fps;
+  }
+
+  private update(request: { all: boolean; pose: boolean }): void {
+    const all = request.all || this.owed.all;
+    const pose = request.pose || this.owed.pose;
+    const now = this.now();
+    this.drop(now);
+    const base = this.o.toEpochMs(0);
+    const recomputed = this.ahead.map((l) =>
+      pose ? this.line(l.tMs - base, now) : { ...l, mouth: this.o.mouthIn(l.tMs - base - now) },
+    );
+    let first = all || pose ? 0 : recomputed.findIndex((l, i) => !sameWire(l, this.ahead[i]!));
+    if (first < 0) first = recomputed.length;
+    const again = recomputed.slice(first);
+    const due = this.sentUntil - now < this.periodMs;
+    if (again.length === 0 && !due) return;
+    let t = Math.max(this.sentUntil, now);
+    const fresh: FaceLine[] = [];
+    const until = now + FACE_BATCH_TICKS * this.periodMs;
+    for (; t < until; t += this.periodMs) fresh.push(this.line(t, now));
+    if (!this.o.stream.frames([...again, ...fresh])) {
+      this.owed = { all, pose };
+      return;
+    }
+    this.owed = { all: false, pose: false };
+    this.ahead = [...this.ahead.slice(0, first), ...again, ...fresh];
+    this.sentUntil = Math.max(this.sentUntil, t);
+  }
+
+  private line(perfMs: number, now: number): FaceLine {
+    const mouth = this.o.mouthIn(perfMs - now);
+    const { parked, conversation } = this.o.state();
+    const pose = this.o.motion.pose({
+      timeMs: perfMs - this.o.bornAt,
+      mouth,
+      parked,
+      conversation,
+    });
+    return { tMs: this.o.toEpochMs(perfMs), pose, mouth };
+  }
+
+  /** Forgets the lines whose time has passed: they cannot change any more. */
+  private drop(now: number): void {
+    const nowEpoch = this.o.toEpochMs(now);
+    const i = this.ahead.findIndex((l) => l.tMs >= nowEpoch);
+    this.ahead = i < 0 ? [] : this.ahead.slice(i);
+  }
+}
+
+/** The same mouth as the stream writes it (viseme, openness to 0.01). */
+function sameWire(a: FaceLine, b: FaceLine): boolean {
+  return (
+    a.mouth.viseme === b.mouth.viseme &&
+    Math.round(a.mouth.openness * 100) === Math.round(b.mouth.openness * 100)
+  );
+}

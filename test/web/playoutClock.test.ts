@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// @visage-avatar/web's playout clock: where the sound a page plays is on the sender's clock, from
+// the face stream's batches, the receiver's jitter buffer, and playout statistics it can trust.
+import { describe, expect, it } from 'vitest';
+import { ARRIVAL_DELAY_MS, PlayoutClock } from '../../packages/web/src/index.js';
+
+const NTP = 2_208_988_800_000;
+
+/** An inbound-rtp audio report as Chromium gives it (only the fields the clock reads). */
+const report = (fields: Record<string, number>): RTCStatsReport =>
+  new Map([['IT01', { type: 'inbound-rtp', kind: 'audio', ...fields }]]) as never;
+
+describe('PlayoutClock', () => {
+  it('from batches alone: their arrival less the audio path’s usual delay', () => {
+    const clock = new PlayoutClock();
+    expect(clock.now(5_000)).toBeUndefined();
+    expect(clock.source).toBe('none');
+    // Batches written at t arrive 10 ms later (one odd one 300 ms late: the median ignores it).
+    clock.arrived(1_000, 1_010);
+    clock.arrived(1_200, 1_500);
+    clock.arrived(1_400, 1_410);
+    expect(clock.now(2_000)).toBe(2_000 - 10 - ARRIVAL_DELAY_MS);
+    expect(clock.source).toBe('arrival');
+  });
+
+  it('with statistics: the jitter buffer’s recent delay, which follows it when it grows', () => {
+    const clock = new PlayoutClock();
+    clock.arrived(1_000, 1_010);
+    clock.fromStats(report({ jitterBufferDelay: 10, jitterBufferEmittedCount: 100_000 }));
+    // 4,800 samples emitted, 480 s of delay summed over them: 100 ms each.
+    clock.fromStats(report({ jitterBufferDelay: 490, jitterBufferEmittedCount: 104_800 }));
+    expect(clock.jitterMs).toBeCloseTo(100);
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 100);
+    expect(clock.source).toBe('jitter');
+    // The buffer grew to a second (after the sender stalled): three reports say so.
+    let delay = 490;
+    let emitted = 104_800;
+    for (let i = 0; i < 3; i++) {
+      delay += 4_800;
+      emitted += 4_800;
+      clock.fromStats(report({ jitterBufferDelay: delay, jitterBufferEmittedCount: emitted }));
+    }
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 1_000);
+  });
+
+  it('prefers estimatedPlayoutTimestamp where it agrees, and ignores it where it is far off', () => {
+    const clock = new PlayoutClock();
+    clock.arrived(10_000, 10_010);
+    const stats = (estimatedUnixMs: number, at: number) =>
+      report({
+        jitterBufferDelay: 1,
+        jitterBufferEmittedCount: 10_000,
+        estimatedPlayoutTimestamp: estimatedUnixMs + NTP,
+        timestamp: at,
+      });
+    // Playing, at local 20,000, what the sender sent at 19,880 (the arrival says 19,930).
+    clock.fromStats(stats(19_880, 20_000));
+    expect(clock.now(20_000)).toBe(19_880);
+    expect(clock.source).toBe('playout');
+    // Reports on another clock, a second off: not trusted.
+    const far = new PlayoutClock();
+    far.arrived(10_000, 10_010);
+    far.fromStats(stats(19_000, 20_000));
+    expect(far.now(20_000)).toBe(20_000 - 10 - ARRIVAL_DELAY_MS);
+    expect(far.source).toBe('arrival');
+  });
+});
