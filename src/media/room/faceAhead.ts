@@ -11,6 +11,12 @@ export interface FaceAheadOptions {
   readonly stream: FaceStream;
   /** The mouth of the sound leaving `aheadMs` from now (the audio pushed so far). */
   mouthIn(aheadMs: number): MouthPose;
+  /**
+   * While more audio is coming, how far ahead of now the audio pushed so far reaches (0 when it
+   * ran dry); undefined when none is coming. New lines go no further than it then: the mouth of
+   * audio not yet pushed is not known.
+   */
+  audioAheadMs?(): number | undefined;
   /** What else the face's life depends on, now. */
   state(): { parked: boolean; conversation: ConversationCue | undefined };
   /** The session's birth on `now()`'s clock: the face's motion time starts there. */
@@ -32,6 +38,12 @@ export interface FaceAheadOptions {
  * first that changed, sends them again (by the stream's rule a `face` line replaces every line
  * received before it whose `t` is at or after its own); `refresh` does the same at once, and
  * for a new stream sends them all.
+ *
+ * While more audio is coming, new lines reach no further than the audio pushed (at least a
+ * tick): beyond it the mouth is not known yet, and a loaded machine pushes late (the audio
+ * source's queue then runs below a batch). Sent as rest, those times were sent again once the
+ * audio came: 1.45 lines per time beside two CPU hogs, a third of the stream's bytes. Otherwise
+ * (silence, or the last audio pushed) the batch is whole.
  */
 export class FaceAhead {
   private periodMs: number;
@@ -82,7 +94,11 @@ export class FaceAhead {
     if (again.length === 0 && !due) return;
     let t = Math.max(this.sentUntil, now);
     const fresh: FaceLine[] = [];
-    const until = now + FACE_BATCH_TICKS * this.periodMs;
+    const batchMs = FACE_BATCH_TICKS * this.periodMs;
+    const audioAhead = this.o.audioAheadMs?.();
+    const until =
+      now +
+      (audioAhead === undefined ? batchMs : Math.max(this.periodMs, Math.min(batchMs, audioAhead)));
     for (; t < until; t += this.periodMs) fresh.push(this.line(t, now));
     if (!this.o.stream.frames([...again, ...fresh])) {
       this.owed = { all, pose };

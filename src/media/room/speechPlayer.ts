@@ -88,6 +88,8 @@ export class SpeechPlayer {
   private current: Playing | null = null;
   private running = false;
   private speakingNow = false;
+  /** An utterance's chunks are still being pushed. */
+  private pushingNow = false;
   private events: TimedEvent[] = [];
   private ticker: NodeJS.Timeout | undefined;
   private readonly schedule = new MouthSchedule();
@@ -107,6 +109,14 @@ export class SpeechPlayer {
 
   get speaking(): boolean {
     return this.speakingNow;
+  }
+
+  /**
+   * More audio is coming: an utterance's audio is still being pushed, or one waits in the queue.
+   * (Once the last is pushed, what follows its end is silence.)
+   */
+  get pushing(): boolean {
+    return this.pushingNow || this.queue.length > 0;
   }
 
   enqueue(u: Utterance): void {
@@ -212,6 +222,7 @@ export class SpeechPlayer {
         this.words.place(u.id, visemeTimeline(aligned.phonemes), p.startMs, aligned.coveredMs);
       }
     };
+    this.pushingNow = true;
     try {
       u.words?.((ph, coveredMs) => {
         aligned = { phonemes: ph, coveredMs };
@@ -251,6 +262,8 @@ export class SpeechPlayer {
         p.failed = true;
         this.log.error({ err, utterance_id: u.id }, 'utterance failed');
       }
+    } finally {
+      this.pushingNow = false;
     }
     if (signal.aborted || p.done) return wordsDone.abort();
     // Everything is pushed: finish when playout reaches its end.

@@ -165,7 +165,9 @@ describeWebRtc('a client mode session: no video, the face as a timed text stream
     const idle = frames(received);
     expect(idle.every((f) => f.open === 0 && f.viseme === 'rest' && f.look === 'idle')).toBe(true);
     const span = idle.at(-1)!.t - idle[0]!.t;
-    expect(idle.length / (span / 1000)).toBeGreaterThan(15);
+    // 25 a second, fewer on a loaded machine (ticks run late, a batch the room has not taken is
+    // skipped: 13.8 beside two CPU hogs and a browser test); parked is 5.
+    expect(idle.length / (span / 1000)).toBeGreaterThan(10);
 
     // A browser fetches the atlas first. Not kept yet (tests compress no stock atlas at start-up),
     // it is answered with a fast compression, and the kept one is made in a child at nice 19

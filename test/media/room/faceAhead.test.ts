@@ -44,10 +44,13 @@ function setUp() {
       : { viseme: 'rest', openness: 0 };
   };
   let parked = false;
+  /** More audio is coming (the player still pushes an utterance). */
+  let coming = false;
   const ahead = new FaceAhead({
     motion: new FaceMotion(7),
     stream,
     mouthIn,
+    audioAheadMs: () => (coming ? clock.queuedMs() : undefined),
     state: () => ({ parked, conversation: undefined }),
     bornAt: 0,
     toEpochMs: (ms) => EPOCH + ms,
@@ -72,6 +75,13 @@ function setUp() {
       speech = { from, to: from + ms };
       clock.push(ms);
     },
+    /** `ms` more of the same speech pushed now (continuing what was pushed, if it plays still). */
+    speakMore: (ms: number) => {
+      const from = clock.queuedMs() > 0 ? speech.from : clock.endMs;
+      speech = { from, to: clock.endMs + ms };
+      clock.push(ms);
+    },
+    coming: (c: boolean) => (coming = c),
     cut: () => clock.cut(),
     park: (p: boolean) => (parked = p),
     now: () => now,
@@ -133,6 +143,55 @@ describe('FaceAhead', () => {
     await s.advance(400);
     tl = timeline(s.writes);
     for (let t = moreAt + 40; t < EPOCH + s.now(); t += 40) expect(tl.at(t)?.open).toBe(0.8);
+  });
+
+  it('sends no further than the audio pushed while more is coming: audio pushed late is not sent twice', async () => {
+    const s = setUp();
+    s.stream.restart(EPOCH + s.now());
+    await s.advance(400);
+    const before = s.writes.length;
+    const speechAt = EPOCH + s.now();
+    // A loaded machine: 2 s of speech pushed 80 ms at a time, the queue 40 to 120 ms deep (under
+    // a batch), then the last audio pushed, then silence.
+    s.coming(true);
+    s.speakMore(120);
+    s.ahead.refresh();
+    for (let i = 0; i < 23; i++) {
+      await s.advance(80);
+      s.speakMore(80);
+      s.ahead.refresh();
+    }
+    s.coming(false);
+    s.ahead.refresh();
+    await s.advance(1000);
+    const faces = s.writes.slice(before).flatMap((w) => parseFaceMessages(w));
+    const times = new Set(faces.map((m) => (m.type === 'face' ? m.t : NaN)));
+    // Every time once.
+    expect(faces.length).toBe(times.size);
+    const tl = timeline(s.writes);
+    for (let t = speechAt; t < speechAt + 1960; t += 40) expect(tl.at(t)?.open).toBe(0.8);
+    for (let t = speechAt + 2000; t < EPOCH + s.now(); t += 40) expect(tl.at(t)?.open).toBe(0);
+    // Silence again: whole batches.
+    const last = s.writes.slice(-3).map((w) => parseFaceMessages(w).length);
+    expect(Math.min(...last)).toBeGreaterThanOrEqual(4);
+  });
+
+  it('sends times again when audio comes later than the batch, with nothing said to be coming', async () => {
+    const s = setUp();
+    s.stream.restart(EPOCH + s.now());
+    await s.advance(400);
+    const before = s.writes.length;
+    s.speakMore(120);
+    s.ahead.refresh();
+    for (let i = 0; i < 10; i++) {
+      await s.advance(80);
+      s.speakMore(80);
+      s.ahead.refresh();
+    }
+    const faces = s.writes.slice(before).flatMap((w) => parseFaceMessages(w));
+    const times = new Set(faces.map((m) => (m.type === 'face' ? m.t : NaN)));
+    // Without the player's word, the rest sent beyond the audio is sent again (the cost above).
+    expect(faces.length).toBeGreaterThan(times.size * 1.3);
   });
 
   it('parks at once and spaces the lines at the parked rate; a new stream gets the times ahead again', async () => {

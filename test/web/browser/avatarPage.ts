@@ -25,6 +25,10 @@ export interface Sample {
   faceBytes: number;
   /** All the data channels' bytes received so far (every stream, framing and all), read every 250 ms. */
   dataBytes: number;
+  /** The face stream's bytes so far by message type (`face`, `words`, ...), and its `face` lines and their distinct times. */
+  bytesByType: Record<string, number>;
+  faceLines: number;
+  faceTimes: number;
 }
 
 export interface PageState {
@@ -60,6 +64,21 @@ setInterval(() => {
 }, 250);
 let avatar: VisageAvatar | undefined;
 let faceBytes = 0;
+const bytesByType: Record<string, number> = {};
+let faceLines = 0;
+const faceTimes = new Set<number>();
+/** Counts a chunk's lines by type (every chunk holds whole lines). */
+function countLines(chunk: string): void {
+  for (const line of chunk.split('\n')) {
+    if (line === '') continue;
+    const message = JSON.parse(line) as { type: string; t?: number };
+    bytesByType[message.type] = (bytesByType[message.type] ?? 0) + line.length + 1;
+    if (message.type === 'face') {
+      faceLines++;
+      faceTimes.add(message.t!);
+    }
+  }
+}
 const w = window as unknown as {
   visageTest: PageState;
   startAvatar: (url: string, token: string, atlasUrl: string) => Promise<void>;
@@ -79,7 +98,10 @@ w.startAvatar = async (url, token, atlasUrl) => {
       const counted = Object.create(reader) as typeof reader;
       counted[Symbol.asyncIterator] = async function* () {
         for await (const chunk of reader) {
-          if (topic === FACE_TOPIC) faceBytes += new TextEncoder().encode(chunk).length;
+          if (topic === FACE_TOPIC) {
+            faceBytes += new TextEncoder().encode(chunk).length;
+            countLines(chunk);
+          }
           yield chunk;
         }
       } as never;
@@ -127,6 +149,9 @@ w.startAvatar = async (url, token, atlasUrl) => {
       jitter: drawer.clock.jitterMs,
       faceBytes,
       dataBytes,
+      bytesByType: { ...bytesByType },
+      faceLines,
+      faceTimes: faceTimes.size,
     });
   };
   requestAnimationFrame(sample);
