@@ -3,9 +3,9 @@
 // `client` mode session (the embedded LiveKit server, a Visage server, a real avatar):
 // examples/web-html (one page, no bundler: the packages' built files from the page's origin,
 // served by its serve.ts as its README runs it) and examples/web-react (the component and its app,
-// bundled and served by esbuild as its README does). Each joins with the session's URL and token
-// in the page's query; the canvas shows a face, and its mouth, measured on the canvas's pixels,
-// opens while the voice the page plays is loud and shuts when it is over.
+// bundled and served by esbuild as its README does). One is given the session's URL and token in
+// its query, the other in its form; the canvas shows a face, and its mouth, measured on the
+// canvas's pixels, opens while the voice the page plays is loud and shuts when it is over.
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,15 +68,25 @@ async function serveReactExample(): Promise<string> {
   return `http://127.0.0.1:${port}/`;
 }
 
-/** The page's address with the session's URL, token and atlas URL in its query. */
-function joinUrl(page: string, created: CreatedSession): string {
+/** How a page is given the session: the page's query, or its form (both examples have both). */
+type Join = (page: Page, pageUrl: string, created: CreatedSession) => Promise<void>;
+
+const byQuery: Join = async (page, pageUrl, created) => {
   const query = new URLSearchParams({
     url: created.livekit_url,
     token: created.participant_token,
     atlas: created.atlas_url!,
   });
-  return `${page}?${query}`;
-}
+  await page.goto(`${pageUrl}?${query}`);
+};
+
+const byForm: Join = async (page, pageUrl, created) => {
+  await page.goto(pageUrl);
+  await page.fill('input[name=url]', created.livekit_url);
+  await page.fill('input[name=token]', created.participant_token);
+  await page.fill('input[name=atlas]', created.atlas_url!);
+  await page.click('button:text("Join")');
+};
 
 describeWebRtc(
   'the browser package’s examples draw a client mode session in Chromium',
@@ -104,11 +114,14 @@ describeWebRtc(
     });
 
     /**
-     * Opens `pageUrl` for a new `client` session of the stock avatar, waits for the page to say the
-     * avatar is drawn, has the avatar say a sentence and measures the mouth drawn on the canvas.
-     * Answers the page (to look at further) and what loaded.
+     * Opens `pageUrl` for a new `client` session of the stock avatar (given to it by `open`),
+     * waits for the page to say the avatar is drawn, has the avatar say a sentence and measures
+     * the mouth drawn on the canvas. Answers the page (to look at further) and what loaded.
      */
-    async function drawnBy(pageUrl: string): Promise<{ page: Page; scripts: string[] }> {
+    async function drawnBy(
+      pageUrl: string,
+      open: Join,
+    ): Promise<{ page: Page; scripts: string[] }> {
       const created = await stack.create(AVATAR.avatarId, { mode: 'client' });
       cleanups.push(() => stack.visage.call('DELETE', `/v1/sessions/${created.session_id}`));
       if (!mouthRegion) {
@@ -124,7 +137,7 @@ describeWebRtc(
       page.on('request', (r) => {
         if (r.resourceType() === 'script') scripts.push(r.url());
       });
-      await page.goto(joinUrl(pageUrl, created));
+      await open(page, pageUrl, created);
       await page
         .waitForFunction(
           () =>
@@ -173,7 +186,7 @@ describeWebRtc(
 
     it('examples/web-html: the page, with the built packages from its own origin, draws the avatar speaking', async () => {
       const url = await serveHtmlExample();
-      const { scripts } = await drawnBy(url);
+      const { scripts } = await drawnBy(url, byQuery);
       console.log(`web-html: ${scripts.length} scripts loaded`);
       // No bundle: the packages' built modules, each from the page's origin.
       const paths = scripts.map((s) => {
@@ -190,9 +203,9 @@ describeWebRtc(
       );
     }, 180_000);
 
-    it('examples/web-react: the component in its app draws the avatar speaking', async () => {
+    it('examples/web-react: the component in its app, joined through its form, draws the avatar speaking', async () => {
       const url = await serveReactExample();
-      const { page } = await drawnBy(url);
+      const { page } = await drawnBy(url, byForm);
       // The app's one audio element plays the voice (StrictMode's second mount left no other).
       expect(await page.$$('audio')).toHaveLength(1);
     }, 180_000);
