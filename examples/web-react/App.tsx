@@ -63,8 +63,15 @@ function Session({ url, token, atlasUrl }: Join) {
     });
     // A browser that blocks sound until the user acts: a button that starts it.
     room.on(RoomEvent.AudioPlaybackStatusChanged, () => setBlocked(!room.canPlaybackAudio));
+    let current = true; // not after this effect's cleanup left the room itself
+    room.on(RoomEvent.Disconnected, () => {
+      if (current) setStatus('Left the room (the session ended, or the connection was lost).');
+    });
     setSession({ room, url, token });
-    return () => void room.disconnect();
+    return () => {
+      current = false;
+      void room.disconnect();
+    };
   }, [url, token]);
 
   // Connects once <VisageAvatar> below is mounted on the room: a parent's effects run after its

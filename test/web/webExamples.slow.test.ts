@@ -5,7 +5,8 @@
 // served by its serve.ts as its README runs it) and examples/web-react (the component and its app,
 // bundled and served by esbuild as its README does). One is given the session's URL and token in
 // its query, the other in its form; the canvas shows a face, and its mouth, measured on the
-// canvas's pixels, opens while the voice the page plays is loud and shuts when it is over.
+// canvas's pixels, opens while the voice the page plays is loud and shuts when it is over; when
+// the session ends, the page says it left.
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -181,6 +182,14 @@ describeWebRtc(
       const shot = join(mkdtempSync(join(tmpdir(), 'visage-web-example-')), 'page.png');
       await page.screenshot({ path: shot, fullPage: true });
       console.log(`screenshot: ${shot}`);
+      // The session ends (its room is deleted): the page says it left.
+      const ended = await stack.visage.call('DELETE', `/v1/sessions/${created.session_id}`);
+      expect(ended.ok).toBe(true);
+      await page.waitForFunction(
+        () => document.querySelector('#status')?.textContent?.startsWith('Left the room') === true,
+        undefined,
+        { timeout: 30_000 },
+      );
       return { page, scripts };
     }
 
