@@ -13,7 +13,12 @@ import { ensureChromium } from '../devserver/browser/chromium.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
-import { describeDrawnSpeech, drawnSpeechProblem, measureDrawnSpeech } from '../web/canvasProbe.js';
+import {
+  describeDrawnSpeech,
+  drawnSpeechProblem,
+  measureDrawnSpeech,
+  mouthShut,
+} from '../web/canvasProbe.js';
 import { buildCli, startCli } from './cliProcess.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -139,6 +144,7 @@ describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
     });
     console.log(`mint-proxy page, drawn in the browser: ${describeDrawnSpeech(speech)}`);
     expect(drawnSpeechProblem(speech)).toBeUndefined();
+    await mouthShut(drawn, speech.closed);
     const tracks = await drawn.evaluate(() => {
       const room = (window as unknown as { visageRoom: import('livekit-client').Room }).visageRoom;
       return [...room.remoteParticipants.values()].flatMap((p) =>

@@ -11,7 +11,12 @@ import { OFFLINE_GREETING } from '../../examples/agent-worker/echoLlm.js';
 import { startAgentWorker } from '../plugin/agentWorkerProcess.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
-import { describeDrawnSpeech, drawnSpeechProblem, measureDrawnSpeech } from '../web/canvasProbe.js';
+import {
+  describeDrawnSpeech,
+  drawnSpeechProblem,
+  measureDrawnSpeech,
+  mouthShut,
+} from '../web/canvasProbe.js';
 import { buildCli, startCli } from './cliProcess.js';
 import {
   agentSays,
@@ -187,6 +192,7 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
     });
     console.log(`playground, drawn in the browser: ${describeDrawnSpeech(speech)}`);
     expect(drawnSpeechProblem(speech)).toBeUndefined();
+    await mouthShut(drawn, speech.closed);
     const tracks = await drawn.evaluate(() => {
       const { room } = (
         window as unknown as { playground: { room: import('livekit-client').Room } }
