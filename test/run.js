@@ -44,6 +44,16 @@ function webrtcTestFiles(dir = 'test') {
 }
 
 const RESULTS_FILE = '.tmp/vitest-results.json';
+/** Written by test/support/retriedTests.ts. */
+const RETRIED_FILE = '.tmp/retried-tests.json';
+
+function readRetried() {
+  try {
+    return JSON.parse(readFileSync(RETRIED_FILE, 'utf8'));
+  } catch {
+    return [];
+  }
+}
 
 /** One plain closing line that any CI log reader understands: `Tests: N passed, N failed`. */
 function printSummary() {
@@ -52,6 +62,11 @@ function printSummary() {
     const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
     if (r.numFailedTests > 0) {
       console.log('\nLogs of the servers the tests started (one file per test file): .tmp/logs/');
+    }
+    const retried = readRetried();
+    if (retried.length > 0) {
+      console.log(`\nPassed only on a retry (${retried.length}; make them robust):`);
+      for (const t of retried) console.log(`  ${t.file} > ${t.test}\n    first try: ${t.error}`);
     }
     console.log(
       `\nTests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`,
@@ -76,6 +91,7 @@ function runVitest(prefix, env) {
     'run',
     '--reporter=default',
     '--reporter=json',
+    '--reporter=./test/support/retriedTests.ts',
     `--outputFile.json=${RESULTS_FILE}`,
     ...process.argv.slice(2),
   ];
@@ -84,6 +100,7 @@ function runVitest(prefix, env) {
 }
 
 rmSync(RESULTS_FILE, { force: true });
+rmSync(RETRIED_FILE, { force: true });
 rmSync('.tmp/logs', { recursive: true, force: true });
 step('format', 'npx', ['prettier', '--check', '.']);
 step('lint', 'npx', ['eslint', '.']);
