@@ -394,6 +394,9 @@ interface InteriorLook {
   teeth: Colour;
   tongueColour: Colour;
   tongueLuma: number;
+  /** The lumas of `cavity` and `lipEdge` (once per sprite, not per pixel). */
+  cavityLuma: number;
+  lipEdgeLuma: number;
   /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA). */
   rimLift: number;
   lightLeft: number;
@@ -434,9 +437,12 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
     scaled(hue, luma(...lit) / Math.max(1, luma(...hue))),
     CAVITY_SATURATION,
   );
+  const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
   return {
     cavity,
-    lipEdge: desaturated(scaled(lip, 0.3), 0.5),
+    cavityLuma: luma(...cavity),
+    lipEdge,
+    lipEdgeLuma: luma(...lipEdge),
     teeth: photo.colour,
     tongueColour: desaturated(tongue, 0.45),
     tongueLuma: luma(...desaturated(tongue, 0.45)),
@@ -522,8 +528,8 @@ function interiorColour(
   const depth = CAVITY_TOP_SHADE * (1 + lift) * realCavityShade(t, down, detail);
   // Towards the lips, their edge in shade, but never darker than the cavity there (a dark
   // line round a lighter dark read as an outline drawn round the opening).
-  const cavityLuma = luma(...look.cavity) * depth;
-  const towardsLip = luma(...look.lipEdge) > cavityLuma ? near : 0;
+  const cavityLuma = look.cavityLuma * depth;
+  const towardsLip = look.lipEdgeLuma > cavityLuma ? near : 0;
   for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, towardsLip);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {
