@@ -21,6 +21,8 @@ export interface UpCloseFigures {
   darkSaturation: number;
   /** How many pixels lie inside the inner lips (too few: the figures mean little). */
   pixels: number;
+  /** The dark of the mouth's rim and depth (see RimFigures). */
+  rim: RimFigures;
 }
 
 const lumaAt = (rgb: Uint8Array, k: number) =>
@@ -118,6 +120,7 @@ export function upCloseFigures(
     edgeRatio: outerStep > 0 ? steepest(luma, width, height, inner) / outerStep : 0,
     darkSaturation: pixels.length ? dark.reduce((s, p) => s + p.saturation, 0) / dark.length : 0,
     pixels: pixels.length,
+    rim: rimFigures(rgb, width, height, landmarks),
   };
 }
 
@@ -125,6 +128,8 @@ export interface UpCloseRange {
   flat: [number, number];
   edgeRatio: [number, number];
   darkSaturation: [number, number];
+  rimOverLips: [number, number];
+  pool: [number, number];
 }
 
 /** The range of each figure over a set of measurements. */
@@ -137,6 +142,8 @@ export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
     flat: span((f) => f.flat),
     edgeRatio: span((f) => f.edgeRatio),
     darkSaturation: span((f) => f.darkSaturation),
+    rimOverLips: span((f) => rimOverLips(f.rim)),
+    pool: span((f) => f.rim.pool),
   };
 }
 
@@ -211,6 +218,17 @@ export function upCloseFailures(f: UpCloseFigures, range: UpCloseRange): string[
       `dark saturation ${f.darkSaturation.toFixed(2)} (real ${range.darkSaturation[0].toFixed(2)} to ${range.darkSaturation[1].toFixed(2)})`,
     );
   }
+  if (f.rim.samples < MIN_RIM_SAMPLES) return failures;
+  if (rimOverLips(f.rim) < range.rimOverLips[0]) {
+    failures.push(
+      `rim of the dark / lips' edge ${rimOverLips(f.rim).toFixed(2)} (real ${range.rimOverLips[0].toFixed(2)} to ${range.rimOverLips[1].toFixed(2)})`,
+    );
+  }
+  if (f.rim.pool > range.pool[1]) {
+    failures.push(
+      `a flat dark: ${pct(f.rim.pool)} within a tenth of its depth of its floor (real ${pct(range.pool[0])} to ${pct(range.pool[1])})`,
+    );
+  }
   return failures;
 }
 
@@ -222,6 +240,9 @@ export function upCloseRow(f: UpCloseFigures): Record<string, string> {
     'flat inside': pct(f.flat),
     'inner / outer edge': f.edgeRatio.toFixed(2),
     'dark saturation': f.darkSaturation.toFixed(2),
+    "rim / lips' edge": rimOverLips(f.rim).toFixed(2),
+    "rim, lips' edge (per mille of width)": `${f.rim.width.toFixed(1)}, ${f.rim.lipEdge.toFixed(1)}`,
+    'flat dark (pool)': pct(f.rim.pool),
   };
 }
 
@@ -231,5 +252,191 @@ export function rangeRow(r: UpCloseRange): Record<string, string> {
     'flat inside': `${pct(r.flat[0])} to ${pct(r.flat[1])}`,
     'inner / outer edge': `${r.edgeRatio[0].toFixed(2)} to ${r.edgeRatio[1].toFixed(2)}`,
     'dark saturation': `${r.darkSaturation[0].toFixed(2)} to ${r.darkSaturation[1].toFixed(2)}`,
+    "rim / lips' edge": `${r.rimOverLips[0].toFixed(2)} to ${r.rimOverLips[1].toFixed(2)}`,
+    "rim, lips' edge (per mille of width)": '',
+    'flat dark (pool)': `${pct(r.pool[0])} to ${pct(r.pool[1])}`,
+  };
+}
+
+/**
+ * The rim of the mouth's dark (issue 43): how the dark inside an open mouth meets what surrounds
+ * it (teeth, lips). The flat-pixel and inner / outer edge figures above were met by a flat
+ * near-black pool with a firm outline (Walter White's close-up): the grain made it not flat, and
+ * its edge was no steeper than his lips' own in pixels, but his mouth is 2.5 times as wide in the
+ * frame as a real open mouth of the set, and a 1 px rim on it reads as cut out at 3x.
+ *
+ * The dark: the pixels inside the inner lips (grown by 2 px: the detector's landmarks may lie
+ * inside it) darker, on the luma smoothed over 3x3 (grain is not shading), than halfway from its
+ * floor (10th percentile) to the lips' median. At each pixel of its contour, the smoothed luma
+ * along the gradient, as far each way as 6 % of the mouth's width (corner to corner): the step
+ * between its ends against its steepest 1 px slope gives the rim's width as a Gaussian's sigma
+ * (step / (slope * 2.507)); the median along the contour, over the mouth's width. Measured alike
+ * across the outer lip contour, the lips' own edge, for the record.
+ */
+export interface RimFigures {
+  /** The dark's rim width over the mouth's width, per mille (a cut-out rim is narrow). */
+  width: number;
+  /** The lips' outer edge width over the mouth's width, per mille (for the record). */
+  lipEdge: number;
+  /** Share of the dark within a tenth of its depth of its floor (5th percentile): a flat pool. */
+  pool: number;
+  /** How many contour pixels were measured (too few: the figure means little). */
+  samples: number;
+}
+
+/** The dark's rim width over the lips' own outer edge's (0 where either was not measured). */
+export function rimOverLips(r: RimFigures): number {
+  return r.lipEdge > 0 ? r.width / r.lipEdge : 0;
+}
+
+/** Fewer contour pixels of the dark than this: no dark to speak of, its rim figures left out. */
+export const MIN_RIM_SAMPLES = 20;
+
+function bilinearAt(luma: Float32Array, width: number, height: number, x: number, y: number) {
+  const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
+  const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
+  const i = Math.floor(fx);
+  const j = Math.floor(fy);
+  const ax = fx - i;
+  const ay = fy - j;
+  const k = j * width + i;
+  const top = (luma[k] as number) * (1 - ax) + (luma[k + 1] as number) * ax;
+  const bottom = (luma[k + width] as number) * (1 - ax) + (luma[k + width + 1] as number) * ax;
+  return top * (1 - ay) + bottom * ay;
+}
+
+/**
+ * An edge's width (a Gaussian's sigma, px) from a profile sampled every half pixel: the step
+ * between its ends (3 samples each) against its steepest 1 px slope; null where it steps less
+ * than `minStep`.
+ */
+function edgeSigma(profile: readonly number[], minStep: number): number | null {
+  const n = profile.length;
+  const low = (profile[0]! + profile[1]! + profile[2]!) / 3;
+  const high = (profile[n - 1]! + profile[n - 2]! + profile[n - 3]!) / 3;
+  const step = Math.abs(high - low);
+  if (step < minStep) return null;
+  let slope = 0;
+  for (let k = 0; k + 2 < n; k++) slope = Math.max(slope, Math.abs(profile[k + 2]! - profile[k]!));
+  return slope > 0 ? step / (slope * 2.507) : null;
+}
+
+const medianOf = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[Math.floor(s.length / 2)] as number) : 0;
+};
+
+/** The rim figures of an RGB picture around its 68 landmarks (see RimFigures). */
+export function rimFigures(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  landmarks: readonly Pt[],
+): RimFigures {
+  const raw = new Float32Array(width * height);
+  for (let k = 0; k < width * height; k++) raw[k] = lumaAt(rgb, k * 3);
+  const luma = new Float32Array(width * height);
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      let s = 0;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) s += raw[(y + dy) * width + x + dx] as number;
+      }
+      luma[y * width + x] = s / 9;
+    }
+  }
+  const outer = landmarks.slice(48, 60);
+  const inner = landmarks.slice(60, 68);
+  const mouthWidth = Math.hypot(
+    landmarks[54]!.x - landmarks[48]!.x,
+    landmarks[54]!.y - landmarks[48]!.y,
+  );
+  const none = { width: 0, lipEdge: 0, pool: 0, samples: 0 };
+  if (!(mouthWidth > 4)) return none;
+  const reach = 0.06 * mouthWidth;
+  const cx = inner.reduce((s, p) => s + p.x, 0) / inner.length;
+  const cy = inner.reduce((s, p) => s + p.y, 0) / inner.length;
+  const grown = inner.map((p) => {
+    const d = Math.hypot(p.x - cx, p.y - cy) || 1;
+    return { x: p.x + ((p.x - cx) / d) * 2, y: p.y + ((p.y - cy) / d) * 2 };
+  });
+  const margin = Math.ceil(reach) + 3;
+  const xs = outer.map((p) => p.x);
+  const ys = outer.map((p) => p.y);
+  const x0 = Math.max(margin, Math.floor(Math.min(...xs)) - 2);
+  const x1 = Math.min(width - 1 - margin, Math.ceil(Math.max(...xs)) + 2);
+  const y0 = Math.max(margin, Math.floor(Math.min(...ys)) - 2);
+  const y1 = Math.min(height - 1 - margin, Math.ceil(Math.max(...ys)) + 2);
+  const mouth: number[] = [];
+  const lips: number[] = [];
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const p = { x: x + 0.5, y: y + 0.5 };
+      if (inside(p, grown)) mouth.push(y * width + x);
+      else if (inside(p, outer) && !inside(p, inner)) lips.push(luma[y * width + x] as number);
+    }
+  }
+  if (mouth.length < 20 || lips.length < 20) return none;
+  const sorted = mouth.map((k) => luma[k] as number).sort((a, b) => a - b);
+  const floor = sorted[Math.floor(sorted.length * 0.1)] as number;
+  const lip = medianOf(lips);
+  const depth = lip - floor;
+  if (depth <= 4) return none;
+  const dark = new Uint8Array(width * height);
+  const darkLumas: number[] = [];
+  for (const k of mouth) {
+    if ((luma[k] as number) < floor + 0.5 * depth) {
+      dark[k] = 1;
+      darkLumas.push(luma[k] as number);
+    }
+  }
+  darkLumas.sort((a, b) => a - b);
+  const bottom = darkLumas[Math.floor(darkLumas.length * 0.05)] ?? floor;
+  const pool = darkLumas.filter((l) => l < bottom + 0.1 * depth).length / darkLumas.length;
+  const sigmaAcross = (x: number, y: number, nx: number, ny: number, minStep: number) => {
+    const profile: number[] = [];
+    for (let d = -reach; d <= reach + 1e-6; d += 0.5) {
+      profile.push(bilinearAt(luma, width, height, x + nx * d, y + ny * d));
+    }
+    return edgeSigma(profile, minStep);
+  };
+  const rims: number[] = [];
+  for (const k of mouth) {
+    if (!dark[k] || (dark[k - 1] && dark[k + 1] && dark[k - width] && dark[k + width])) continue;
+    const gx = (luma[k + 1] as number) - (luma[k - 1] as number);
+    const gy = (luma[k + width] as number) - (luma[k - width] as number);
+    const g = Math.hypot(gx, gy);
+    if (g < 1e-3) continue;
+    const sigma = sigmaAcross(
+      (k % width) + 0.5,
+      Math.floor(k / width) + 0.5,
+      gx / g,
+      gy / g,
+      0.3 * depth,
+    );
+    if (sigma !== null) rims.push(sigma);
+  }
+  const edges: number[] = [];
+  for (let i = 0; i < outer.length; i++) {
+    const a = outer[i]!;
+    const b = outer[(i + 1) % outer.length]!;
+    const len = Math.hypot(b.x - a.x, b.y - a.y);
+    if (len < 1e-6) continue;
+    for (let s = 0; s < len; s += 1) {
+      const sigma = sigmaAcross(
+        a.x + ((b.x - a.x) * s) / len,
+        a.y + ((b.y - a.y) * s) / len,
+        -(b.y - a.y) / len,
+        (b.x - a.x) / len,
+        8,
+      );
+      if (sigma !== null) edges.push(sigma);
+    }
+  }
+  return {
+    width: (medianOf(rims) / mouthWidth) * 1000,
+    lipEdge: (medianOf(edges) / mouthWidth) * 1000,
+    pool,
+    samples: rims.length,
   };
 }

@@ -48,6 +48,31 @@ const BORDER_STEP = 14;
 const CAVITY_TOP_SHADE = 0.55;
 
 /**
+ * The dark of the mouth is darkest at this share of the opening's height down, in the middle
+ * across (at the photo's black, as before), and lighter towards the lips, the teeth and the
+ * corners, by CAVITY_RIM_LIFT times its darkest at the rim (a cone: r^1.5 and 0.7 of the lift
+ * across kept more of it flat, Walter White's dark 43 % a pool). A dark at one depth all over (the
+ * top shaded, the rest flat) read at 3x as a flat pool cut into the face: of the dark of the
+ * widest-open frame, the share within a tenth of its depth of its floor was 39 % on Walter
+ * White's close-up, 51 % on the astronaut's, 64 % on Audrey Hepburn's close-up; real open mouths
+ * of the set 5 to 23 % (test/support/mouthUpClose.ts).
+ */
+const CAVITY_DEEPEST = 0.45;
+const CAVITY_RIM_LIFT = 2;
+/** The cone's law (1: linear in the radius). */
+const CAVITY_BOWL = 1;
+/** Across, the cone reaches the corners at this share of its radius. */
+const CAVITY_ACROSS = 1;
+/**
+ * Its rim no lighter than this (luma): a photo whose black is light (Chuck Norris's smile, lit
+ * from the front) lifted its cavity to the lips' pink round a dark spot. 75: the astronaut's
+ * widest-open identity 0.318 (0.342 at 80, 0.328 at 60, where her dark was 28 % a pool).
+ */
+const CAVITY_RIM_LUMA = 75;
+/** The tongue lies in the mouth's shade: at most this many times as light as the dark there. */
+const TONGUE_OVER_CAVITY = 1.3;
+
+/**
  * How soft one pixel of a picture is once resampled (a Gaussian's sigma, in that pixel's
  * widths): a picture scaled up by s has edges about this times s px wide in the frame.
  */
@@ -368,6 +393,12 @@ interface InteriorLook {
   lipEdge: Colour;
   teeth: Colour;
   tongueColour: Colour;
+  tongueLuma: number;
+  /** The lumas of `cavity` and `lipEdge` (once per sprite, not per pixel). */
+  cavityLuma: number;
+  lipEdgeLuma: number;
+  /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA). */
+  rimLift: number;
   lightLeft: number;
   lightRight: number;
   /** Visible heights (px) of the upper and lower teeth, and the tongue's share of the opening. */
@@ -406,11 +437,16 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
     scaled(hue, luma(...lit) / Math.max(1, luma(...hue))),
     CAVITY_SATURATION,
   );
+  const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
   return {
     cavity,
-    lipEdge: desaturated(scaled(lip, 0.3), 0.5),
+    cavityLuma: luma(...cavity),
+    lipEdge,
+    lipEdgeLuma: luma(...lipEdge),
     teeth: photo.colour,
     tongueColour: desaturated(tongue, 0.45),
+    tongueLuma: luma(...desaturated(tongue, 0.45)),
+    rimLift: Math.max(0, CAVITY_RIM_LUMA / Math.max(1, CAVITY_TOP_SHADE * luma(...cavity)) - 1),
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
     upperTeeth: shape.upperTeeth * scale * 0.85,
@@ -482,15 +518,29 @@ function interiorColour(
   const fromEdge = Math.min(v - top, bottom - v);
   const near = Math.exp(-Math.max(0, fromEdge) / 1.2) * 0.35;
   const down = clamp((v - top) / Math.max(1, height), 0, 1);
-  const depth =
-    (CAVITY_TOP_SHADE + (1 - CAVITY_TOP_SHADE) * down) * realCavityShade(t, down, detail);
-  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, near);
+  // Darkest deep in the middle of the opening, lighter towards the lips and the teeth all the way
+  // round: a cone over the opening (its radius 1 at the lips' inner edge and the corners).
+  const mid = top + height * CAVITY_DEEPEST;
+  const ry =
+    v < mid ? (mid - v) / Math.max(0.5, mid - top) : (v - mid) / Math.max(0.5, bottom - mid);
+  const r = Math.min(1, Math.hypot(t * CAVITY_ACROSS, ry));
+  const lift = Math.min(CAVITY_RIM_LIFT, look.rimLift) * r ** CAVITY_BOWL;
+  const depth = CAVITY_TOP_SHADE * (1 + lift) * realCavityShade(t, down, detail);
+  // Towards the lips, their edge in shade, but never darker than the cavity there (a dark
+  // line round a lighter dark read as an outline drawn round the opening).
+  const cavityLuma = look.cavityLuma * depth;
+  const towardsLip = look.lipEdgeLuma > cavityLuma ? near : 0;
+  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, towardsLip);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {
     const crest = bottom - height * 0.62 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
     const below = clamp((v - crest) / Math.max(1, bottom - crest), 0, 1);
     // Its top lies in shadow, its front catches the light.
-    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), 0.55 + 0.45 * Math.sqrt(below));
+    // In the mouth's shade: no lighter than TONGUE_OVER_CAVITY times the dark around it (a
+    // tongue in the lips' own light read as a lighter blob ringed by the dark, sample5 dark's).
+    const lit = 0.55 + 0.45 * Math.sqrt(below);
+    const shade = Math.min(lit, (TONGUE_OVER_CAVITY * cavityLuma) / Math.max(1, look.tongueLuma));
+    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), shade);
   }
   // Lower teeth, in the shade of the upper lip: a real row of teeth, tips up.
   const lower = look.lowerTeeth * teethProfile(t);

@@ -20,10 +20,15 @@ import { measurePortrait } from './mouthFigures.js';
  * not painted, by three figures measured between the lip landmarks a face detector places on the
  * frame (test/support/mouthUpClose.ts): the share of flat pixels inside the inner lips (3x3 luma
  * std under 1.2), the steepest luma step across the inner lip contour over that across the outer,
- * and the saturation of the inside's darkest half. Each is held to the range of the same figure
- * on the REAL open mouths of the portrait set (photographed mid-word, laughing, smiling with
- * teeth), measured as a viewer would see them: no higher than the highest real one. The range is
- * printed beside the figures. See docs/photo-avatars.md.
+ * and the saturation of the inside's darkest half; and two of the dark's own (issue 43, the
+ * cavity up close: Walter White's close-up met the three while reading at 3x as a flat near-black
+ * pool with a firm outline): the width of the rim between the dark and what surrounds it over
+ * the width of the lips' own outer edge, and the share of the dark within a tenth of its depth of
+ * its floor (a flat pool: the dark of a real mouth is darkest deep and lighter towards the lips
+ * and the teeth). Each is held to the range of the same figure on the REAL open mouths of the
+ * portrait set (photographed mid-word, laughing, smiling with teeth), measured as a viewer would
+ * see them: no flatter, sharper-edged, more saturated, narrower-rimmed or more of a pool than the
+ * real ones' ends. The range is printed beside the figures. See docs/photo-avatars.md.
  */
 
 /** Portraits whose open mouth is drawn: closed lips, toothy smiles, a smooth photo, dark skin. */
