@@ -96,16 +96,34 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
     child,
     logs,
     exited,
-    call: (method, path, init = {}) =>
-      fetch(url + path, {
-        method,
-        headers: {
-          ...(init.auth ? { authorization: `Bearer ${init.auth}` } : {}),
-          ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: init.json === undefined ? undefined : JSON.stringify(init.json),
-      }),
+    call: async (method, path, init = {}) => {
+      const send = () =>
+        fetch(url + path, {
+          method,
+          headers: {
+            ...(init.auth ? { authorization: `Bearer ${init.auth}` } : {}),
+            ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          body: init.json === undefined ? undefined : JSON.stringify(init.json),
+        });
+      try {
+        return await send();
+      } catch (err) {
+        if (method !== 'GET' || !closedIdleSocket(err)) throw err;
+        return send();
+      }
+    },
   };
+}
+
+/**
+ * A kept-alive connection the node closed as idle just as the next request went out on it
+ * ("other side closed": the keep-alive race, seen once after 300 parallel creates on a loaded
+ * machine). The request was not served; a GET is sent again, as HTTP clients do.
+ */
+function closedIdleSocket(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string } }).cause;
+  return err instanceof TypeError && cause?.code === 'UND_ERR_SOCKET';
 }
 
 /**
