@@ -33,18 +33,7 @@ const lumaAt = (rgb: Uint8Array, k: number) =>
  * normal within 2.5 px of it; the 90th percentile of these along the contour.
  */
 function steepest(luma: Float32Array, width: number, height: number, poly: readonly Pt[]): number {
-  const sample = (x: number, y: number) => {
-    const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
-    const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
-    const i = Math.floor(fx);
-    const j = Math.floor(fy);
-    const ax = fx - i;
-    const ay = fy - j;
-    const k = j * width + i;
-    const top = (luma[k] as number) * (1 - ax) + (luma[k + 1] as number) * ax;
-    const bottom = (luma[k + width] as number) * (1 - ax) + (luma[k + width + 1] as number) * ax;
-    return top * (1 - ay) + bottom * ay;
-  };
+  const sample = (x: number, y: number) => bilinearAt(luma, width, height, x, y);
   const steps: number[] = [];
   for (let i = 0; i < poly.length; i++) {
     const a = poly[i]!;
@@ -292,6 +281,7 @@ export function rimOverLips(r: RimFigures): number {
 /** Fewer contour pixels of the dark than this: no dark to speak of, its rim figures left out. */
 export const MIN_RIM_SAMPLES = 20;
 
+/** The luma at (x, y), pixel centres at half pixels, bilinear. */
 function bilinearAt(luma: Float32Array, width: number, height: number, x: number, y: number) {
   const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
   const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
