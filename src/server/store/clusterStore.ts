@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { createHash } from 'node:crypto';
-import type { Database, Queryable } from './database.js';
+import type { Database, Executor, Queryable } from './database.js';
 
 /**
  * The SQL of several nodes on one PostgreSQL: which nodes are alive and how loaded they are
@@ -237,7 +237,10 @@ export class ClusterStore {
    * the row is gone or another instance holds it: this node was declared lost.
    */
   async heartbeat(nodeId: string, instance: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+    // On the liveness connection: never queued behind a burst of requests.
+    const run = <T>(fn: (tx: Executor) => Promise<T>) =>
+      this.db.liveness ? this.db.liveness(fn) : this.db.transaction(fn);
+    return run(async (tx) => {
       const mine = await tx.query(
         'SELECT 1 FROM cluster_nodes WHERE id = $1 AND instance = $2 FOR UPDATE',
         [nodeId, instance],

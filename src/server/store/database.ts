@@ -28,6 +28,11 @@ export interface Database extends Executor {
   readonly kind: 'embedded' | 'postgres';
   /** Runs `fn` in one transaction; concurrent transactions are serialized. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /**
+   * A transaction for the node's liveness (the cluster heartbeat), on a connection no request
+   * waits for (PostgreSQL); `transaction` where there is one connection anyway (embedded).
+   */
+  liveness?<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -28,16 +28,26 @@ function unavailableOr(err: unknown): unknown {
  * back; meanwhile every query fails fast with DatabaseUnavailableError.
  */
 export async function openPostgresDatabase(url: string, log?: Logger): Promise<Database> {
-  const pool = new (await nodePostgres()).Pool({
-    connectionString: url,
-    max: 10,
-    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
-    idleTimeoutMillis: 30_000,
-    // TCP keep-alive: a server that vanished without closing is noticed on idle connections too.
-    keepAlive: true,
-  });
-  // An idle connection that the server drops must not crash the process: the pool removes it.
-  pool.on('error', (err) => log?.warn({ err: err.message }, 'database connection lost'));
+  const Pool = (await nodePostgres()).Pool;
+  const openPool = (max: number) => {
+    const p = new Pool({
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      // TCP keep-alive: a server that vanished without closing is noticed on idle connections too.
+      keepAlive: true,
+    });
+    // An idle connection that the server drops must not crash the process: the pool removes it.
+    p.on('error', (err) => log?.warn({ err: err.message }, 'database connection lost'));
+    return p;
+  };
+  const pool = openPool(10);
+  // The node's liveness (its cluster heartbeat) on a connection of its own: 300 creates at once
+  // on one key queue on the key's row, each holding one of the pool's connections, and a
+  // heartbeat queued behind them went unsent for over 10 s on a loaded machine: the other nodes
+  // declared this one lost and ended its sessions.
+  const livenessPool = openPool(1);
   const query = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params: unknown[] = []) => {
     try {
       const r = await client.query(sql, params);
@@ -48,13 +58,12 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
   };
   // Fail at start-up, not at the first request, when the URL is wrong or the server is down.
   await query(pool, 'SELECT 1');
-  return {
-    kind: 'postgres',
-    query: (sql, params) => query(pool, sql, params),
-    transaction: async (fn) => {
+  const transactionOn =
+    (on: pg.Pool) =>
+    async <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
       let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        client = await on.connect();
       } catch (err) {
         throw unavailableOr(err);
       }
@@ -85,10 +94,17 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
         client.off('error', lost);
         client.release(broken instanceof Error ? broken : undefined);
       }
-    },
+    };
+  return {
+    kind: 'postgres',
+    query: (sql, params) => query(pool, sql, params),
+    transaction: transactionOn(pool),
+    liveness: transactionOn(livenessPool),
     exec: async (sql) => {
       await query(pool, sql);
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), livenessPool.end()]);
+    },
   };
 }
