@@ -100,10 +100,21 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     ({ livekit, key: livekitKey } = await startClusterLivekit(address));
     await Promise.all(['node-a', 'node-b', 'node-c'].map(start));
+    // The cases start once every node's media is up (its /readyz says so): on a loaded machine
+    // that took 30 to 36 s after "serving", and creates sent before wait for it (a 201 in 35 s).
+    // A burst in that window once starved a node's heartbeat (its pool held by the burst): that
+    // is heartbeatLiveness.postgres's case now.
+    for (const n of nodes.values()) {
+      const until = Date.now() + 180_000;
+      while ((await n.call('GET', '/readyz')).status !== 200) {
+        if (Date.now() > until) throw new Error(`${n.nodeId}: media not up after 180 s`);
+        await sleep(500);
+      }
+    }
     const store = await Store.openPostgres(databaseUrl);
     secret = (await keyAdmin.create(store, 'cluster', 9)).secret;
     await store.close();
-  }, 240_000);
+  }, 420_000);
 
   /** Run after the case that pushed them, whatever happened in it. */
   const cleanups: (() => Promise<void>)[] = [];
