@@ -227,6 +227,39 @@ describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
     }
   }, 60_000);
 
+  it('a connection that the server ends as it is handed out (its FATAL read with its ReadyForQuery) fails that transaction, and only it', async () => {
+    // When PostgreSQL stops, a connection that has just finished its start-up gets its
+    // ReadyForQuery and the FATAL 57P01 together in one read on a busy machine. pg-pool hands the
+    // connection out on the ReadyForQuery, taking its own error listener off, and the FATAL is
+    // parsed in that same turn, before the caller of `pool.connect()` could add one: the 'error'
+    // found no listener and was thrown from the socket (an unhandled error in a loaded CI run,
+    // when the cluster test stopped its PostgreSQL server).
+    const url = await freshPostgresDatabase(serverUrl);
+    const relay = await startEndingRelay(Number(new URL(url).port), 2);
+    const viaRelay = new URL(url);
+    viaRelay.port = String(relay.port);
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    // The first connection (the start-up check) goes through; the liveness pool's first is ended.
+    const db = await openPostgresDatabase(viaRelay.toString());
+    try {
+      const failed = await db.liveness!(async (tx) => tx.query('SELECT 1')).catch(
+        (e: unknown) => e,
+      );
+      expect(relay.ended()).toBe(1);
+      expect(failed).toBeInstanceOf(DatabaseUnavailableError);
+      expect(uncaught).toEqual([]);
+      // The pool replaced the connection: the next transaction works.
+      const rows = await db.liveness!(async (tx) => (await tx.query('SELECT 1 AS one')).rows);
+      expect(rows).toEqual([{ one: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await db.close();
+      await relay.close();
+    }
+  }, 60_000);
+
   it('`visage keys` works on DATABASE_URL and every node applies a change at once', async () => {
     const [a, b] = await startNodes(2);
     const env = { DATABASE_URL: a!.databaseUrl! };
@@ -339,3 +372,83 @@ describe.skipIf(!serverUrl)('when PostgreSQL goes away for a while', () => {
     }
   }, 120_000);
 });
+
+/**
+ * A relay in front of PostgreSQL that ends its `nth` connection (1-based) the way a stopping
+ * server does, at the worst moment: the start-up's ReadyForQuery and a FATAL 57P01 in one write,
+ * then the socket closed.
+ */
+async function startEndingRelay(targetPort: number, nth: number) {
+  const { connect, createServer } = await import('node:net');
+  const fatal = (() => {
+    const fields = Buffer.concat(
+      [
+        ['S', 'FATAL'],
+        ['V', 'FATAL'],
+        ['C', '57P01'],
+        ['M', 'terminating connection due to administrator command'],
+      ]
+        .map(([k, v]) => Buffer.from(`${k}${v}\0`))
+        .concat(Buffer.from([0])),
+    );
+    const head = Buffer.alloc(5);
+    head.write('E', 0);
+    head.writeInt32BE(fields.length + 4, 1);
+    return Buffer.concat([head, fields]);
+  })();
+  let count = 0;
+  let ended = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((client) => {
+    const mine = ++count;
+    const upstream = connect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    if (mine !== nth) {
+      upstream.pipe(client);
+      return;
+    }
+    // Whole messages go through as they come (authentication takes round trips); the first
+    // ReadyForQuery goes out with the FATAL behind it, in one write.
+    let held = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      held = Buffer.concat([held, chunk]);
+      let at = 0;
+      while (held.length - at >= 5) {
+        const size = 1 + held.readInt32BE(at + 1);
+        if (held.length - at < size) break;
+        const type = String.fromCharCode(held[at]!);
+        at += size;
+        if (type === 'Z') {
+          client.end(Buffer.concat([held.subarray(0, at), fatal]));
+          upstream.destroy();
+          ended++;
+          return;
+        }
+      }
+      client.write(held.subarray(0, at));
+      held = held.subarray(at);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the relay has no port');
+  return {
+    port: address.port,
+    /** How many connections it has ended. */
+    ended: () => ended,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

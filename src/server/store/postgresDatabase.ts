@@ -40,6 +40,12 @@ export async function openPostgresDatabase(url: string, log?: Logger): Promise<D
     });
     // An idle connection that the server drops must not crash the process: the pool removes it.
     p.on('error', (err) => log?.warn({ err: err.message }, 'database connection lost'));
+    // Nor one dropped as it is handed out. pg-pool takes its listener off a connection when it
+    // hands it out, and a FATAL read together with a new connection's ReadyForQuery (a server
+    // stopping, on a busy machine) is emitted in that same turn, before whoever asked for the
+    // connection could listen: a listener of its own for its whole life. The failure is still
+    // told, by the query that then fails or by the pool's 'error' once the connection is idle.
+    p.on('connect', (client) => client.on('error', () => undefined));
     return p;
   };
   const pool = openPool(10);
