@@ -6,10 +6,9 @@
 // shows the face and its mouth opens while the voice plays.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
-import { chromium } from 'playwright-core';
 import { afterEach, beforeAll, expect, inject, it } from 'vitest';
 import { findStockVoice } from '../../src/media/avatarCatalogue.js';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 import { copyTemplate } from '../server/templateDatabase.js';
 import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
@@ -65,16 +64,7 @@ describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
       HOST: address,
       PORT: '0',
     });
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--autoplay-policy=no-user-gesture-required',
-        `--unsafely-treat-insecure-origin-as-secure=${proxyUrl}`,
-      ],
-    });
+    const browser = await launchChromium({ secureOrigin: proxyUrl });
     cleanups.push(() => browser.close());
     const page = await browser.newPage();
     await page.goto(proxyUrl);

@@ -3,8 +3,8 @@
 // page's own script, and what a test reads of it (its transcript lines, the agent's states, the
 // decoded video). Also what a failure needs to explain itself: the page's console, the URLs it
 // was served, and its peer connections' video statistics.
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 
 export interface PlaygroundLine {
   who: string;
@@ -31,17 +31,7 @@ export interface OpenPlayground {
  * `secrets` are strings no answer to the page may hold.
  */
 export async function openPlayground(apiUrl: string, secrets: string[]): Promise<OpenPlayground> {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--autoplay-policy=no-user-gesture-required',
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-    ],
-  });
+  const browser = await launchChromium({ fakeDevices: true });
   const page = await browser.newPage();
   // Every peer connection the page makes, to read its video statistics in a failure's message.
   await page.addInitScript(() => {

@@ -6,12 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dispose, type Room } from '@livekit/rtc-node';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevServer } from '../../src/devserver/index.js';
 import { describeWebRtc } from '../support/network.js';
 import type { InboundStats, PageState } from './browser/page.js';
-import { ensureChromium } from './browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 import { startPageServer, type PageServer } from './browser/pageServer.js';
 import { decodePng, type RgbaImage } from './browser/png.js';
 import {
@@ -68,32 +68,13 @@ describeWebRtc('dev server with headless Chromium (livekit-client)', (address) =
   const stops: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    const executablePath = ensureChromium();
     server = await startTestServer(address);
     pages = await startPageServer(address);
     publisher = await connect(server, 'browser-room', 'alice');
     const video = await publishMovingBar(publisher);
     const audio = await publishSine(publisher);
     stops.push(video.stop, audio.stop);
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        // Host ICE candidates instead of mDNS names, and no permission prompts.
-        '--use-fake-ui-for-media-stream',
-        '--autoplay-policy=no-user-gesture-required',
-        // livekit-client needs a secure context (crypto.randomUUID); the page is plain HTTP.
-        `--unsafely-treat-insecure-origin-as-secure=${pages.origin}`,
-      ],
-    });
+    browser = await launchChromium({ secureOrigin: pages.origin });
   }, SETUP_TIMEOUT_MS);
 
   afterAll(async () => {

@@ -7,7 +7,7 @@
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { OFFLINE_GREETING } from '../../examples/agent-worker/echoLlm.js';
 import { startAgentFrontend } from '../../examples/agent-worker/frontend.js';
@@ -15,7 +15,7 @@ import type { PageServer } from '../../examples/shared/pageServer.js';
 import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import { describeWebRtc } from '../support/network.js';
 import { startAgentWorker, type AgentWorkerProcess } from './agentWorkerProcess.js';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 
 interface PageLine {
   who: string;
@@ -54,16 +54,7 @@ describeWebRtc(
         host: address,
         port: 0,
       });
-      browser = await chromium.launch({
-        executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--autoplay-policy=no-user-gesture-required',
-          `--unsafely-treat-insecure-origin-as-secure=${frontend.url}`,
-        ],
-      });
+      browser = await launchChromium({ secureOrigin: frontend.url });
     }, 90_000);
 
     afterAll(async () => {

@@ -6,7 +6,7 @@
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startMintProxy } from '../../examples/mint-proxy/proxy.js';
 import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
@@ -15,7 +15,7 @@ import { describeWebRtc } from '../support/network.js';
 import { ASTRONAUT_PATH } from '../support/portraits.js';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { photoThreadPool } from '../../src/media/photo/index.js';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 
 describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
   let stack: MediaStack;
@@ -32,17 +32,7 @@ describeWebRtc('examples/mint-proxy in headless Chromium', (address) => {
       host: address,
       port: 0,
     });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--use-fake-ui-for-media-stream',
-        '--autoplay-policy=no-user-gesture-required',
-        `--unsafely-treat-insecure-origin-as-secure=${proxy.url}`,
-      ],
-    });
+    browser = await launchChromium({ secureOrigin: proxy.url });
   }, 90_000);
 
   afterAll(async () => {

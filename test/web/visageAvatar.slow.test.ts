@@ -8,13 +8,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { AccessToken } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { photoThreadPool } from '../../src/media/photo/index.js';
 import { decodeAtlasFile } from '../../src/media/render/atlasFile.js';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import { describeFaces, describeImage, faceDistance } from '../support/faceQuality.js';
 import { describeWebRtc } from '../support/network.js';
@@ -186,17 +186,7 @@ describeWebRtc('@visage-avatar/web draws a client mode session in Chromium', (ad
     const [s, script] = await Promise.all([startMediaStack(address), bundlePage()]);
     stack = s;
     served = await servePage(script);
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--autoplay-policy=no-user-gesture-required',
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-      ],
-    });
+    browser = await launchChromium({ fakeDevices: true });
   }, 120_000);
 
   afterAll(async () => {

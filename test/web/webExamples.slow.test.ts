@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, type BuildContext } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { decodeAtlasFile } from '../../src/media/render/atlasFile.js';
-import { ensureChromium } from '../devserver/browser/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 import { startMediaStack, type CreatedSession, type MediaStack } from '../media/room/mediaStack.js';
 import { describeWebRtc } from '../support/network.js';
 import {
@@ -102,15 +102,7 @@ describeWebRtc(
 
     beforeAll(async () => {
       stack = await startMediaStack(address);
-      browser = await chromium.launch({
-        executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--autoplay-policy=no-user-gesture-required',
-        ],
-      });
+      browser = await launchChromium();
     }, 120_000);
 
     afterAll(async () => {

@@ -4,8 +4,7 @@
 // network namespace of the nearest ancestor process outside it (the test runner's shell).
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+import { chromium, type Browser } from 'playwright-core';
 
 function which(command: string): string | undefined {
   const result = spawnSync('which', [command], { encoding: 'utf8' });
@@ -69,4 +68,42 @@ export function ensureChromium(): string {
   if (!installed) throw new Error('apt-get installed chromium but `which chromium` finds nothing');
   console.log(`[browser test] chromium installed at ${installed}`);
   return installed;
+}
+
+export interface ChromiumOptions {
+  /**
+   * An http:// origin the page may treat as secure: livekit-client needs a secure context
+   * (crypto.randomUUID, getUserMedia), and the test pages are plain HTTP on a test address.
+   */
+  secureOrigin?: string;
+  /** A fake camera and microphone (the page publishes its own tracks). */
+  fakeDevices?: boolean;
+}
+
+/**
+ * Headless chromium as every browser test runs it: no sandbox (root), no GPU, no QUIC, media
+ * that plays without a gesture, no permission prompts (which also gives host ICE candidates
+ * instead of mDNS names). `CHROMIUM_PATH` names another binary.
+ */
+export async function launchChromium(options: ChromiumOptions = {}): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? ensureChromium(),
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--use-fake-ui-for-media-stream',
+      '--autoplay-policy=no-user-gesture-required',
+      ...(options.fakeDevices ? ['--use-fake-device-for-media-stream'] : []),
+      ...(options.secureOrigin
+        ? [`--unsafely-treat-insecure-origin-as-secure=${options.secureOrigin}`]
+        : []),
+    ],
+  });
 }
