@@ -10,7 +10,7 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const PACKAGES = ['livekit-client', '@visage-avatar/web', '@visage-avatar/client', 'zod'];
+const PACKAGES = ['livekit-client', '@visage-avatar/web'];
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript',

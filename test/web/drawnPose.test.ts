@@ -2,7 +2,7 @@
 // What @visage-avatar/web draws at an instant of the sender's clock: the face line in force, its
 // breathing and lids eased towards the next, and a mouth shut at once by a cut.
 import { describe, expect, it } from 'vitest';
-import { FaceTimeline, type FaceFrame } from '@visage-avatar/client/api';
+import { FaceTimeline, type FaceFrame } from '@visage-avatar/client/face';
 import { drawnPose } from '../../packages/web/src/index.js';
 
 const line = (t: number, over: Partial<FaceFrame> = {}): FaceFrame => ({

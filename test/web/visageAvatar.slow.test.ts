@@ -34,7 +34,7 @@ async function bundlePage(): Promise<string> {
     write: false,
     logLevel: 'silent',
     // The wire contract from its sources, as tsconfig's paths map it for the tests.
-    alias: { '@visage-avatar/client/api': './packages/client/src/api/index.ts' },
+    alias: { '@visage-avatar/client/face': './packages/client/src/face.ts' },
   });
   return result.outputFiles[0]!.text;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import { VISAGE_VISEMES } from '@visage-avatar/client/api';
+import { VISAGE_VISEMES } from '@visage-avatar/client/face';
 import {
   BREATH_LEVELS,
   LID_LEVELS,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import type { FaceTimeline } from '@visage-avatar/client/api';
+import type { FaceTimeline } from '@visage-avatar/client/face';
 import type { FacePose } from './faceComposer.js';
 
 /** Interpolate `lift` and `lid` only between lines this close (ticks are 40 ms, parked 200). */

@@ -4,7 +4,7 @@ import {
   FaceTimeline,
   parseFaceMessages,
   type FaceMessage,
-} from '@visage-avatar/client/api';
+} from '@visage-avatar/client/face';
 import type { RemoteParticipant, Room, TextStreamReader } from 'livekit-client';
 import type { Atlas } from './atlas.js';
 import { fetchAtlas } from './fetchAtlas.js';

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
-import { ID_PREFIXES, idSchema } from './ids.js';
+import { ID_PREFIXES } from './idFormat.js';
+import { idSchema } from './ids.js';
 
 /**
  * Every error the API can answer, with its HTTP status and `error.type` (docs/api.md, Errors).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import { z } from 'zod';
-import { ID_PREFIXES, idSchema } from './ids.js';
+// zod's small build: the stream's reader runs in browsers (@visage-avatar/web), where the
+// classic build weighed 450 kB of a page's 460.
+import * as z from 'zod/mini';
+import { ID_PREFIXES, idPattern } from './idFormat.js';
 
 /**
  * The face of a `client` mode session, for a renderer in the viewer's browser (or any other):
@@ -87,9 +89,11 @@ export const OCULUS_OF_VISAGE: Readonly<Record<(typeof VISAGE_VISEMES)[number], 
  * and draws the message whose `t` it has reached: the face then moves with the sound it plays,
  * whatever the network and the jitter buffer did to the audio.
  */
-const senderMs = z.number().nonnegative();
+const senderMs = z.number().check(z.nonnegative());
 
-const openness = z.number().min(0).max(1);
+const openness = z.number().check(z.minimum(0), z.maximum(1));
+
+const utteranceId = z.string().check(z.regex(idPattern([ID_PREFIXES.utterance])));
 
 /** First line of every stream: what follows and how to read it. */
 export const faceStartSchema = z.object({
@@ -97,16 +101,16 @@ export const faceStartSchema = z.object({
   v: z.literal(FACE_STREAM_VERSION),
   avatar_id: z.string(),
   /** The avatar's image size, px (its atlas draws at this size). */
-  width: z.number().int().positive(),
-  height: z.number().int().positive(),
+  width: z.int().check(z.positive()),
+  height: z.int().check(z.positive()),
   /** `face` messages a second while active; fewer while parked (`look: "parked"`). */
-  fps: z.number().positive(),
+  fps: z.number().check(z.positive()),
   /**
    * Where the avatar's atlas is fetched (a signed URL, no API key: `GET /v1/avatars/{id}/atlas`),
    * when the service knows it; a reader may also be handed it by the page (the session's
    * `atlas_url`).
    */
-  atlas_url: z.string().max(2048).optional(),
+  atlas_url: z.optional(z.string().check(z.maxLength(2048))),
   /** The sender's clock when the stream started (see the note on times above). */
   t: senderMs,
 });
@@ -125,13 +129,13 @@ export const faceFrameSchema = z.object({
   /** The same mouth as the nearest Oculus viseme (`sil` while closed at rest). */
   oculus: oculusVisemeSchema,
   /** Upper lids, 0 open .. 1 shut. */
-  lid: z.number().min(0).max(1),
+  lid: openness,
   /** Where the eyes look (the atlas's gaze names: `center`, `left`, `up-right`, ...). */
-  gaze: z.string().max(32),
+  gaze: z.string().check(z.maxLength(32)),
   /** The head's sideways lean: -1, 0 or 1 px at the avatar's size. */
-  sway: z.number().int().min(-1).max(1),
+  sway: z.int().check(z.minimum(-1), z.maximum(1)),
   /** The head's breathing lift, px (0 .. 3), fractional. */
-  lift: z.number().min(0).max(8),
+  lift: z.number().check(z.minimum(0), z.maximum(8)),
   /**
    * Which life the face has: `idle` (no agent, or before it says), `listening`, `thinking`,
    * `speaking` (an agent's states), or `parked` (`waiting_state`).
@@ -142,7 +146,7 @@ export const faceFrameSchema = z.object({
 /** The words of an utterance, on the sender's clock, sent when its audio is queued. */
 export const faceWordsSchema = z.object({
   type: z.literal('words'),
-  utterance_id: idSchema(ID_PREFIXES.utterance),
+  utterance_id: utteranceId,
   words: z.array(z.object({ text: z.string(), start: senderMs, end: senderMs })),
 });
 
@@ -152,7 +156,7 @@ export const faceWordsSchema = z.object({
  */
 export const faceVisemesSchema = z.object({
   type: z.literal('visemes'),
-  utterance_id: idSchema(ID_PREFIXES.utterance),
+  utterance_id: utteranceId,
   visemes: z.array(z.object({ viseme: oculusVisemeSchema, start: senderMs, end: senderMs })),
 });
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The wire contract: the single source of truth for server, client and OpenAPI. */
+export * from './idFormat.js';
 export * from './ids.js';
 export * from './text.js';
 export * from './errors.js';

@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
-import {
-  AVATAR_ID,
-  FILE_ID,
-  ID_PREFIXES,
-  VOICE_ID,
-  idRefSchema,
-  isIdOf,
-  type IdPrefix,
-} from './ids.js';
+import { ID_PREFIXES, isIdOf, type IdPrefix } from './idFormat.js';
+import { AVATAR_ID, FILE_ID, VOICE_ID, idRefSchema } from './ids.js';
 import { sessionModeSchema, sessionStatusSchema } from './resources.js';
 import { lineText, proseText } from './text.js';
 
