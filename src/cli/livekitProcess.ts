@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { lowerProcessPriority, MEDIA_NICE } from '../processPriority.js';
 
 export interface LivekitProcessOptions {
   port: number;
@@ -47,17 +46,13 @@ export async function startLivekitProcess(o: LivekitProcessOptions): Promise<Liv
   if (o.host) args.push('--host', o.host);
   if (o.nodeIp) args.push('--node-ip', o.nodeIp);
   args.push('--log-level', o.logLevel ?? process.env.VISAGE_LOG_LEVEL ?? 'info');
-  // In the API process's session, as the media processes (processPriority.ts). A terminal's
-  // Ctrl-C reaches it too, and it ignores it while it has a parent over IPC: the parent ends its
-  // sessions (`shutdown`) before it stops this server with SIGTERM. The IPC channel makes the
-  // child exit if the parent dies without stopping it.
+  // Its own process group: a terminal's Ctrl-C reaches only the parent, which ends its sessions
+  // (`shutdown`) before it stops this server. The IPC channel makes the child exit if the parent
+  // dies without stopping it.
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-    detached: false,
+    detached: true,
   });
-  // Below the API process, as the media processes (processPriority.ts): now, and again once it
-  // listens (its threads started).
-  if (child.pid !== undefined) lowerProcessPriority(child.pid, MEDIA_NICE);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
@@ -70,7 +65,6 @@ export async function startLivekitProcess(o: LivekitProcessOptions): Promise<Liv
       reject(new Error(`visage livekit exited (${code}) before listening`)),
     );
   });
-  lowerProcessPriority(child.pid!, MEDIA_NICE);
   return {
     url,
     pid: child.pid!,

@@ -86,14 +86,10 @@ export async function runLivekitCommand(argv: string[]): Promise<number> {
     process.send?.({ type: 'memory', rss, heapUsed, heapTotal, external });
   });
   const signal = await new Promise<NodeJS.Signals | 'parent exited'>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
-    if (process.connected) {
-      // Run as a child with an IPC channel (`visage dev`), in its session: a terminal's Ctrl-C
-      // is for the parent, which stops this server (SIGTERM) once its sessions are ended. Stop
-      // when the parent is gone.
-      process.on('SIGINT', () => undefined);
-      process.once('disconnect', () => resolve('parent exited'));
-    } else process.once('SIGINT', () => resolve('SIGINT'));
+    // Run as a child with an IPC channel (`visage dev`): stop when the parent is gone.
+    if (process.connected) process.once('disconnect', () => resolve('parent exited'));
   });
   logger.info({ signal }, 'shutting down');
   await server.close();

@@ -18,7 +18,7 @@ const SRC = resolve('src');
  */
 const LAYERS: readonly (readonly string[])[] = [
   // Process-wide leaves. (The wire contract is @visage-avatar/client/api, a package.)
-  ['version.ts', 'rtcNodeLog.ts', 'processPriority.ts'],
+  ['version.ts', 'rtcNodeLog.ts'],
   // The media core's seam and data, and audio decoding.
   [
     'media/mediaCore.ts',

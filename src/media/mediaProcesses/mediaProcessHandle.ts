@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';
 import type { StartupProgress } from '../startupProgress.js';
 import { childExecArgv, childScript } from '../childScript.js';
-import { lowerProcessPriority, MEDIA_NICE } from '../../processPriority.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
 import { logMediaProcessOutput } from './mediaProcessOutput.js';
 import {
@@ -96,12 +95,9 @@ export class MediaProcessHandle {
     const entry = childScript(import.meta.url, './mediaProcessMain.ts', 'mediaProcess');
     const profile = cpuProfileFlags(process.execArgv);
     const child = spawn(process.execPath, [...profile, ...childExecArgv(entry), entry.path], {
-      // In the API process's session, not one of its own: on Linux with autogroups a session is
-      // a scheduling group, and the node's processes share one, inside which the API comes first
-      // (processPriority.ts). A terminal's Ctrl-C reaches the process too, which ignores it: the
-      // API process ends the sessions before it stops the processes. The IPC channel tells the
-      // process if we die.
-      detached: false,
+      // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the
+      // sessions before it stops the processes. The IPC channel tells the process if we die.
+      detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
       // rtc-node's native threads each get a glibc malloc arena that never shrinks back: two
@@ -110,8 +106,6 @@ export class MediaProcessHandle {
       env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' },
     });
     const handle = new MediaProcessHandle(child, o);
-    // Below the API process (processPriority.ts): now, and again once it has started its threads.
-    if (child.pid !== undefined) lowerProcessPriority(child.pid, MEDIA_NICE);
     try {
       await Promise.race([
         Promise.resolve(o.initAfter)
@@ -127,7 +121,6 @@ export class MediaProcessHandle {
       handle.kill();
       throw err;
     }
-    if (child.pid !== undefined) lowerProcessPriority(child.pid, MEDIA_NICE);
     return handle;
   }
 

@@ -4,9 +4,7 @@ import { RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import { ProcessPoolMediaCore } from '../../../src/media/mediaProcesses/index.js';
-import { MEDIA_NICE } from '../../../src/processPriority.js';
 import { describeWebRtc } from '../../support/network.js';
-import { threadsOf } from '../../support/procThreads.js';
 import { astronaut, multipartImage } from '../../support/portraits.js';
 import { rms } from '../room/avatarClient.js';
 import { startMediaStack, type JoinedSession, type MediaStack } from '../room/mediaStack.js';
@@ -159,24 +157,6 @@ describeWebRtc('media in media processes (one event loop per core)', (address) =
     await speakAndHear(fresh, 'A new media process, a new session.');
     for (const s of [survivor, fresh]) await call('DELETE', `/v1/sessions/${s.session_id}`);
   }, 180_000);
-
-  it.runIf(process.platform === 'linux')(
-    "runs below the API process's priority, in its session (its scheduling group)",
-    () => {
-      // While a burst's avatars start, the API's accept loop and front door come first
-      // (src/processPriority.ts); the threads started since the spawn, for the sessions above
-      // among others, inherit the niceness.
-      const api = threadsOf(process.pid).find((t) => t.tid === process.pid)!;
-      const below = Math.min(19, api.nice + MEDIA_NICE);
-      expect(pool.pids).toHaveLength(2);
-      for (const pid of pool.pids) {
-        const threads = threadsOf(pid);
-        expect(threads.length).toBeGreaterThan(4);
-        expect(threads.map((t) => t.nice)).toEqual(threads.map(() => below));
-        expect(threads.map((t) => t.session)).toEqual(threads.map(() => api.session));
-      }
-    },
-  );
 });
 
 describeWebRtc('media processes replaced after their share of sessions', (address) => {
