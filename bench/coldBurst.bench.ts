@@ -8,6 +8,9 @@
  * avatars during the burst. The first burst of each fresh node is counted on its own (its code
  * is cold), then a second one.
  *
+ * The node runs in a session of its own, as from a terminal, and so does the do-nothing server
+ * below: on Linux with autogroups each is then a scheduling group apart from the bench's client.
+ *
  * Beside it, in the same run: the same burst against a server that does nothing, while the 9
  * avatars of the node's first burst are live (what this machine leaves any server then), and on
  * the idle machine. The goal: the node's 429 p99 and `/healthz` p99 at most 1.5 times that
@@ -123,7 +126,14 @@ async function freshNode(): Promise<FreshNode> {
       String(KEYS * CAP),
       ...(logFile ? ['--verbose'] : []),
     ],
-    { stdio: ['ignore', logFile ? 'pipe' : 'ignore', 'inherit'] },
+    {
+      stdio: ['ignore', logFile ? 'pipe' : 'ignore', 'inherit'],
+      // In a session of its own, as a user's terminal starts it, apart from the bench's client:
+      // on Linux with autogroups a session is a scheduling group, and in the bench's the API
+      // process shared one group's CPU with the client's 300 connects and the prober
+      // (bench/results/2026-11-30-cold-burst.md).
+      detached: true,
+    },
   );
   if (logFile) child.stdout!.pipe(createWriteStream(logFile, { flags: 'a' }));
   const api = `http://127.0.0.1:${port}`;
@@ -137,7 +147,7 @@ async function freshNode(): Promise<FreshNode> {
       client: CLIENT,
       answered: async () => {
         await sleep(LIVE_SETTLE_MS);
-        loadedFloor = await floorBurst(CREATES, KEYS, 1, CLIENT);
+        loadedFloor = await floorBurst(CREATES, KEYS, 1, CLIENT, true);
       },
     });
     const second = await createBurst({ nodes: [api], secrets, creates: CREATES, client: CLIENT });
@@ -166,7 +176,7 @@ async function freshNode(): Promise<FreshNode> {
 }
 
 const load = loadavg()[0]!.toFixed(1);
-const idleFloor = await floorBurst(CREATES, KEYS, 1, CLIENT);
+const idleFloor = await floorBurst(CREATES, KEYS, 1, CLIENT, true);
 const nodes: FreshNode[] = [];
 for (let i = 0; i < NODES; i++) nodes.push(await freshNode());
 const first = burstFigures(nodes.map((n) => n.first));

@@ -214,16 +214,20 @@ s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().por
 
 /**
  * The same burst against a server that does nothing (its own process): what this machine and
- * this client cost by themselves, the floor under any node's figures.
+ * this client cost by themselves, the floor under any node's figures. `ownSession`: the server
+ * runs in a session of its own, as the node it is compared with (on Linux with autogroups, a
+ * scheduling group apart from the bench's client).
  */
 export async function floorBurst(
   creates: number,
   keys: number,
   rounds: number,
   client: BurstClient = 'open',
+  ownSession = false,
 ) {
   const child = spawn(process.execPath, ['-e', NOTHING_SERVER], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    detached: ownSession,
   });
   try {
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
