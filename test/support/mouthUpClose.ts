@@ -119,6 +119,7 @@ export interface UpCloseRange {
   darkSaturation: [number, number];
   rimOverLips: [number, number];
   pool: [number, number];
+  ring: [number, number];
 }
 
 /** The range of each figure over a set of measurements. */
@@ -133,6 +134,7 @@ export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
     darkSaturation: span((f) => f.darkSaturation),
     rimOverLips: span((f) => rimOverLips(f.rim)),
     pool: span((f) => f.rim.pool),
+    ring: span((f) => f.rim.ring),
   };
 }
 
@@ -218,8 +220,20 @@ export function upCloseFailures(f: UpCloseFigures, range: UpCloseRange): string[
       `a flat dark: ${pct(f.rim.pool)} within a tenth of its depth of its floor (real ${pct(range.pool[0])} to ${pct(range.pool[1])})`,
     );
   }
+  if (f.rim.ring > range.ring[1] + RING_MARGIN) {
+    failures.push(
+      `a ring of dark round a lighter inside in ${pct(f.rim.ring)} of the columns (real ${pct(range.ring[0])} to ${pct(range.ring[1])}, bound ${pct(range.ring[1] + RING_MARGIN)})`,
+    );
+  }
   return failures;
 }
+
+/**
+ * Above the real mouths' most, this share of the columns may show a ring: the detector's inner
+ * lip landmarks on a frame wander a few px into the lips, whose own shading can read as a dark
+ * above a lighter band in a column or two.
+ */
+export const RING_MARGIN = 0.1;
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
@@ -232,6 +246,7 @@ export function upCloseRow(f: UpCloseFigures): Record<string, string> {
     "rim / lips' edge": rimOverLips(f.rim).toFixed(2),
     "rim, lips' edge (per mille of width)": `${f.rim.width.toFixed(1)}, ${f.rim.lipEdge.toFixed(1)}`,
     'flat dark (pool)': pct(f.rim.pool),
+    'ring of dark': pct(f.rim.ring),
   };
 }
 
@@ -244,6 +259,7 @@ export function rangeRow(r: UpCloseRange): Record<string, string> {
     "rim / lips' edge": `${r.rimOverLips[0].toFixed(2)} to ${r.rimOverLips[1].toFixed(2)}`,
     "rim, lips' edge (per mille of width)": '',
     'flat dark (pool)': `${pct(r.pool[0])} to ${pct(r.pool[1])}`,
+    'ring of dark': `${pct(r.ring[0])} to ${pct(r.ring[1])}`,
   };
 }
 
@@ -271,6 +287,14 @@ export interface RimFigures {
   pool: number;
   /** How many contour pixels were measured (too few: the figure means little). */
   samples: number;
+  /**
+   * A ring: the share of the columns across the middle 60 % of the mouth's width whose luma
+   * (3x3), from the upper inner lip to the lower, has a dark in its upper half and one in its
+   * lower half with something lighter between them by a quarter of the depth (issue 43: face-api
+   * sample5 dark's opening was a black ring round a lip-coloured inside). A real mouth's dark is
+   * one dark: teeth over it, a tongue under it, not a light between two darks.
+   */
+  ring: number;
 }
 
 /** The dark's rim width over the lips' own outer edge's (0 where either was not measured). */
@@ -341,7 +365,7 @@ export function rimFigures(
     landmarks[54]!.x - landmarks[48]!.x,
     landmarks[54]!.y - landmarks[48]!.y,
   );
-  const none = { width: 0, lipEdge: 0, pool: 0, samples: 0 };
+  const none = { width: 0, lipEdge: 0, pool: 0, samples: 0, ring: 0 };
   if (!(mouthWidth > 4)) return none;
   const reach = 0.06 * mouthWidth;
   const cx = inner.reduce((s, p) => s + p.x, 0) / inner.length;
@@ -423,7 +447,28 @@ export function rimFigures(
       if (sigma !== null) edges.push(sigma);
     }
   }
+  let columns = 0;
+  let ringed = 0;
+  for (let x = Math.ceil(cx - 0.3 * mouthWidth); x <= Math.floor(cx + 0.3 * mouthWidth); x++) {
+    const profile: number[] = [];
+    for (let y = y0; y <= y1; y++) {
+      if (inside({ x: x + 0.5, y: y + 0.5 }, grown)) profile.push(luma[y * width + x] as number);
+    }
+    if (profile.length < 6) continue;
+    columns++;
+    const half = Math.floor(profile.length / 2);
+    let a = 0;
+    for (let k = 1; k < half; k++) if (profile[k]! < profile[a]!) a = k;
+    let b = half;
+    for (let k = half + 1; k < profile.length; k++) if (profile[k]! < profile[b]!) b = k;
+    const darks = Math.max(profile[a]!, profile[b]!);
+    if (darks >= floor + 0.5 * depth) continue;
+    let between = -Infinity;
+    for (let k = a + 1; k < b; k++) between = Math.max(between, profile[k]!);
+    if (between - darks > 0.25 * depth) ringed++;
+  }
   return {
+    ring: columns ? ringed / columns : 0,
     width: (medianOf(rims) / mouthWidth) * 1000,
     lipEdge: (medianOf(edges) / mouthWidth) * 1000,
     pool,

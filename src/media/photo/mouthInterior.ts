@@ -275,3 +275,35 @@ export function grainAt(x: number, y: number): number {
   // Three uniforms: mean 1.5, std 0.5.
   return (sum - 1.5) * 2;
 }
+
+/** The lattice value of the mottle at (i, j): a fixed uniform in -1..1. */
+function latticeAt(i: number, j: number): number {
+  let h = (Math.imul(i | 0, 0x9e3779b1) ^ Math.imul(j | 0, 0x7feb352d)) >>> 0;
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return ((h ^ (h >>> 16)) >>> 0) / 2147483648 - 1;
+}
+
+/** Value noise of one octave, `cell` px, smooth between lattice points. */
+function octave(x: number, y: number, cell: number, seed: number): number {
+  const fx = x / cell;
+  const fy = y / cell + seed;
+  const i = Math.floor(fx);
+  const j = Math.floor(fy);
+  const ax = fx - i;
+  const ay = fy - j;
+  const sx = ax * ax * (3 - 2 * ax);
+  const sy = ay * ay * (3 - 2 * ay);
+  const top = latticeAt(i, j) + (latticeAt(i + 1, j) - latticeAt(i, j)) * sx;
+  const bottom = latticeAt(i, j + 1) + (latticeAt(i + 1, j + 1) - latticeAt(i, j + 1)) * sx;
+  return top + (bottom - top) * sy;
+}
+
+/**
+ * The mottle of a real mouth's dark at frame pixel (x, y): its uneven surfaces (the palate's
+ * ridges, the cheeks' insides, wet highlights) at a few px, where the grain is per pixel. A fixed
+ * pattern per frame pixel like the grain (no flicker between sprites), mean 0, about -1..1.
+ */
+export function mottleAt(x: number, y: number): number {
+  return 0.65 * octave(x, y, 4, 0) + 0.35 * octave(x, y, 2, 7919);
+}

@@ -125,6 +125,11 @@ export interface MouthOpening {
   uMax: number;
   /** The photo's own upper teeth above the gap, px tall, v(u): synthesized ones add the rest. */
   photoTeeth: Curve;
+  /**
+   * The gap parts in the photo's own dark (PhotoTeeth.darkMiddle): its teeth, if any, are above
+   * that dark, and none are synthesized below it.
+   */
+  inOwnDark: boolean;
   /** Half the opening's width, px. */
   halfSpan: number;
 }
@@ -178,6 +183,9 @@ export function mouthPose(
   );
   const closes = LIP_CLOSURES.has(viseme);
   const closedAtRest = opensAtRest(rest);
+  // Only a photo whose lips are apart at rest has a dark of its own to part in (a closed photo's
+  // dark line between its lips is no opening).
+  const ownDark = closedAtRest ? teeth.darkMiddle : undefined;
   const innerU = (t: number) => rest.innerMin + ((t + 1) / 2) * (rest.innerMax - rest.innerMin);
 
   /**
@@ -188,7 +196,10 @@ export function mouthPose(
     const u = innerU(t);
     const upper = rest.upperInner.at(u);
     const lower = Math.max(upper, rest.lowerInner.at(u));
-    const edge = Math.min(lower, Math.max(upper, teeth.bottom.at(u)));
+    // The parting: at the teeth's lower edge, or in the middle of the photo's own dark below
+    // them where it shows some (the photo's dark, half with each lip, is the new opening's rim).
+    const teethEdge = Math.max(upper, teeth.bottom.at(u));
+    const edge = Math.min(lower, ownDark ? Math.max(teethEdge, ownDark.at(u)) : teethEdge);
     const gap = lower - upper;
     const corner = lift * t * t;
     const want = (full.openTop + full.openBottom) * k * OPENING_SCALE * profile(t);
@@ -380,6 +391,7 @@ export function mouthPose(
           upper: new Curve(upper),
           lower: new Curve(lower),
           photoTeeth: new Curve(shown),
+          inOwnDark: ownDark !== undefined,
           uMin,
           uMax,
           halfSpan: (uMax - uMin) / 2,

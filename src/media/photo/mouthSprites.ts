@@ -7,6 +7,7 @@ import {
   CAVITY_SATURATION,
   desaturated,
   grainAt,
+  mottleAt,
   realCavityShade,
   realMouthMeans,
   realTeeth,
@@ -69,8 +70,49 @@ const CAVITY_ACROSS = 1;
  * widest-open identity 0.318 (0.342 at 80, 0.328 at 60, where her dark was 28 % a pool).
  */
 const CAVITY_RIM_LUMA = 75;
-/** The tongue lies in the mouth's shade: at most this many times as light as the dark there. */
-const TONGUE_OVER_CAVITY = 1.3;
+/**
+ * Where the photo shows a dark of its own (the crescent under a smile's teeth), the cavity's rim is
+ * no lighter than this many times that dark: the photo's dark, moved with the lips, is the rim of
+ * the opening, and a synthesized inside lighter than it read at 3x as a black ring drawn round a
+ * lip-coloured inside (face-api sample5 dark: her crescent at luma 14, the cavity's rim lifted to
+ * 31, the tongue to 40).
+ */
+const OWN_DARK_RIM = 2.2;
+/**
+ * Parted in the photo's own dark, the cone lightens towards the top and bottom rims by this share
+ * of its radius only (they meet the photo's dark; lighter there, the inside read as a ring: 51 %
+ * of the columns at OWN_DARK_RIM 2.2), towards the corners fully.
+ */
+const OWN_DARK_UP_DOWN = 0.3;
+/**
+ * And its law (r^0.6: lighter soon away from the deepest): a dark at most 2.2 times as light as the
+ * photo's own leaves little depth to shade, and linear in r 28 % of sample5 dark's dark lay within
+ * a tenth of its depth of its floor (real open mouths 5 to 23 %).
+ */
+const OWN_DARK_BOWL = 0.4;
+/**
+ * The tongue lies low and back in the mouth's shade: its lit top at most this many times as light
+ * as the dark around it (a tongue in the lips' own light read as a lighter blob ringed by the
+ * dark, sample5 dark's; at 1.3 and with the cavity's rim as light as the tongue it did not show
+ * at all: Chuck Norris's and Bill Murray's open mouths were a smooth cone of dark).
+ */
+const TONGUE_OVER_CAVITY = 1.45;
+/** The tongue's top catches the light over this share of its height; its front is in shade. */
+const TONGUE_LIT_TOP = 0.3;
+/** Its front, towards the lower lip, this much darker than its lit top. */
+const TONGUE_FRONT_SHADE = 0.3;
+/**
+ * The shadow the upper teeth cast on the cavity just below them: this much darker at their edge,
+ * fading over UNDER_TEETH_REACH of the opening's height (a cone lighter towards every rim lit the
+ * dark right under the teeth, where a real mouth is darkest).
+ */
+const UNDER_TEETH_SHADOW = 0.15;
+const UNDER_TEETH_REACH = 0.2;
+/**
+ * The dark's mottle (mottleAt): its luma varies by this share either way at a few px, where a
+ * smooth cone of dark with the grain alone read at 3x as sprayed paint (Chuck Norris's).
+ */
+const CAVITY_MOTTLE = 0.22;
 
 /**
  * How soft one pixel of a picture is once resampled (a Gaussian's sigma, in that pixel's
@@ -258,7 +300,7 @@ export function renderMouthSprite(
       const teethOver = teethOnLipCover(f, top, opening, look);
       const alpha = Math.max(open, teethOver);
       if (alpha <= 0) continue;
-      interiorColour(f.u, f.v, top, bottom, opening, look, colour);
+      interiorColour(f.u, f.v, top, bottom, opening, look, colour, px, py);
       cover![j * w + i] = alpha;
       for (let c = 0; c < 3; c++) inside![o + c] = (colour[c] as number) * alpha;
     }
@@ -397,7 +439,9 @@ interface InteriorLook {
   /** The lumas of `cavity` and `lipEdge` (once per sprite, not per pixel). */
   cavityLuma: number;
   lipEdgeLuma: number;
-  /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA). */
+  /** The photo's own dark's luma (Infinity where it shows none). */
+  ownDarkLuma: number;
+  /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA, OWN_DARK_RIM). */
   rimLift: number;
   lightLeft: number;
   lightRight: number;
@@ -441,12 +485,18 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
   return {
     cavity,
     cavityLuma: luma(...cavity),
+    ownDarkLuma: own,
     lipEdge,
     lipEdgeLuma: luma(...lipEdge),
     teeth: photo.colour,
     tongueColour: desaturated(tongue, 0.45),
     tongueLuma: luma(...desaturated(tongue, 0.45)),
-    rimLift: Math.max(0, CAVITY_RIM_LUMA / Math.max(1, CAVITY_TOP_SHADE * luma(...cavity)) - 1),
+    rimLift: Math.max(
+      0,
+      Math.min(CAVITY_RIM_LUMA, photo.dark ? OWN_DARK_RIM * own : Infinity) /
+        Math.max(1, CAVITY_TOP_SHADE * luma(...cavity)) -
+        1,
+    ),
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
     upperTeeth: shape.upperTeeth * scale * 0.85,
@@ -477,6 +527,7 @@ function synthesizedUpperTeeth(
   opening: NonNullable<MouthPoseGeometry['opening']>,
   look: InteriorLook,
 ): number {
+  if (opening.inOwnDark) return 0;
   return Math.max(0, look.upperTeeth - opening.photoTeeth.at(u));
 }
 
@@ -501,6 +552,8 @@ function interiorColour(
   opening: NonNullable<MouthPoseGeometry['opening']>,
   look: InteriorLook,
   out: Float32Array,
+  px: number,
+  py: number,
 ): void {
   const t = across(u, opening);
   const height = bottom - top;
@@ -523,9 +576,25 @@ function interiorColour(
   const mid = top + height * CAVITY_DEEPEST;
   const ry =
     v < mid ? (mid - v) / Math.max(0.5, mid - top) : (v - mid) / Math.max(0.5, bottom - mid);
-  const r = Math.min(1, Math.hypot(t * CAVITY_ACROSS, ry));
-  const lift = Math.min(CAVITY_RIM_LIFT, look.rimLift) * r ** CAVITY_BOWL;
-  const depth = CAVITY_TOP_SHADE * (1 + lift) * realCavityShade(t, down, detail);
+  // Parted in the photo's own dark, the top and bottom rims are that dark: lighter only across.
+  const r = Math.min(
+    1,
+    Math.hypot(t * CAVITY_ACROSS, ry * (opening.inOwnDark ? OWN_DARK_UP_DOWN : 1)),
+  );
+  const lift =
+    Math.min(CAVITY_RIM_LIFT, look.rimLift) *
+    r ** (opening.inOwnDark ? OWN_DARK_BOWL : CAVITY_BOWL);
+  // In the shadow of the upper teeth (the photo's and the synthesized ones) just below them.
+  const teethEnd = top + synthesizedUpperTeeth(u, opening, look) * teethProfile(t);
+  const underTeeth =
+    v > teethEnd
+      ? UNDER_TEETH_SHADOW *
+        Math.exp(-(v - teethEnd) / Math.max(0.5, UNDER_TEETH_REACH * height)) *
+        smoothstep(1, 0.6, Math.abs(t))
+      : 0;
+  const mottle = 1 + CAVITY_MOTTLE * mottleAt(px, py);
+  const depth =
+    CAVITY_TOP_SHADE * (1 + lift) * (1 - underTeeth) * mottle * realCavityShade(t, down, detail);
   // Towards the lips, their edge in shade, but never darker than the cavity there (a dark
   // line round a lighter dark read as an outline drawn round the opening).
   const cavityLuma = look.cavityLuma * depth;
@@ -535,11 +604,19 @@ function interiorColour(
   if (look.tongue > 0) {
     const crest = bottom - height * 0.62 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
     const below = clamp((v - crest) / Math.max(1, bottom - crest), 0, 1);
-    // Its top lies in shadow, its front catches the light.
-    // In the mouth's shade: no lighter than TONGUE_OVER_CAVITY times the dark around it (a
-    // tongue in the lips' own light read as a lighter blob ringed by the dark, sample5 dark's).
-    const lit = 0.55 + 0.45 * Math.sqrt(below);
-    const shade = Math.min(lit, (TONGUE_OVER_CAVITY * cavityLuma) / Math.max(1, look.tongueLuma));
+    // Its top catches the light, its front (towards the lower lip) lies in shade; the whole in
+    // the mouth's shade: no lighter than TONGUE_OVER_CAVITY times the dark around it. Its surface
+    // mottled as the dark is (a smooth mound read as paint).
+    const lit = 1 - TONGUE_FRONT_SHADE * smoothstep(TONGUE_LIT_TOP * 0.5, 1, below);
+    const shade =
+      Math.min(
+        1,
+        (TONGUE_OVER_CAVITY *
+          (opening.inOwnDark ? Math.min(cavityLuma, look.ownDarkLuma) : cavityLuma)) /
+          Math.max(1, look.tongueLuma),
+      ) *
+      lit *
+      (1 + 0.5 * CAVITY_MOTTLE * mottleAt(px + 101, py));
     paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), shade);
   }
   // Lower teeth, in the shade of the upper lip: a real row of teeth, tips up.

@@ -26,6 +26,13 @@ export interface PhotoTeeth {
    */
   readonly lipEdges: { upper: Curve; lower: Curve };
   /**
+   * The middle of the photo's own dark below its teeth (the crescent between a smile's teeth and
+   * its lower lip), v(u): the darkest row of each column, where most columns show one; else
+   * undefined. An open mouth parts there (mouthMotion.ts): the photo's dark is the rim of the new
+   * opening, not a dark shape drawn round it.
+   */
+  readonly darkMiddle: Curve | undefined;
+  /**
    * Teeth about the inner corners, out to the outer ones: per column (u), the line between the
    * lips there (`line`) and the lowest teeth below it (`bottom`, a pixel past the last one found,
    * where the lower lip shows below them; the line where none). The landmarks' inner corners may
@@ -82,6 +89,13 @@ const MIN_TEETH_CONTRAST = 18;
  */
 const EDGE_TEETH_SHARE = 0.25;
 const EDGE_DARK_SHARE = 0.65;
+/**
+ * A column's darkest row between the teeth (or the upper lip) and the lower lip counts as the
+ * photo's own dark below this share of the lips' luma (as `dark` below), and the photo has a dark
+ * of its own to part in where at least DARK_MIDDLE_COLUMNS of the columns show one.
+ */
+const DARK_MIDDLE_SHARE = 0.55;
+const DARK_MIDDLE_COLUMNS = 0.6;
 
 /** `offset`: where frame pixel (0, 0) is in the canvas. */
 export function measurePhotoTeeth(
@@ -176,6 +190,21 @@ export function measurePhotoTeeth(
     ? teethAboutCorners(mouth, (u, v) => columnLuma(u, v) >= teethLike)
     : [];
 
+  // The photo's own dark below the teeth, its darkest row per column (the 3-column luma).
+  const darkRows: { u: number; v: number }[] = [];
+  for (let i = 0; i <= knots; i++) {
+    const u = innerMin + (i / knots) * (innerMax - innerMin);
+    const top = Math.max(mouth.upperInner.at(u), points[i]!.v);
+    const bottom = Math.max(top, mouth.lowerInner.at(u));
+    if (bottom - top < 2) continue;
+    let darkest = Infinity;
+    let at = 0;
+    for (let v = top + 0.5; v < bottom; v += 0.5) {
+      const l = columnLuma(u, v);
+      if (l < darkest) [darkest, at] = [l, v];
+    }
+    if (darkest < lipLuma * DARK_MIDDLE_SHARE) darkRows.push({ u, v: at });
+  }
   const teethPixels = inside.filter((c) => luma(...c) >= threshold);
   const darkPixels = inside
     .filter((c) => luma(...c) < lipLuma * 0.55)
@@ -189,6 +218,10 @@ export function measurePhotoTeeth(
         ? middleColour(darkPixels.slice(0, Math.ceil(darkPixels.length / 2)))
         : undefined,
     lipEdges: { upper: new Curve(upperEdge), lower: new Curve(lowerEdge) },
+    darkMiddle:
+      darkPixels.length >= 6 && darkRows.length >= DARK_MIDDLE_COLUMNS * (knots + 1)
+        ? smoothCurve(darkRows, innerMin, innerMax, knots)
+        : undefined,
     cornerTeeth,
   };
 }
@@ -309,4 +342,20 @@ function parabola(points: readonly { u: number; v: number }[]): (u: number) => n
     const x = (u - mu) / su;
     return a + b * x + c * x * x;
   };
+}
+
+/** A smooth curve through `rows` (a parabola, least squares), on `knots` + 1 points. */
+function smoothCurve(
+  rows: { u: number; v: number }[],
+  from: number,
+  to: number,
+  knots: number,
+): Curve {
+  const fit = parabola(rows);
+  const points: { u: number; v: number }[] = [];
+  for (let i = 0; i <= knots; i++) {
+    const u = from + (i / knots) * (to - from);
+    points.push({ u, v: fit(u) });
+  }
+  return new Curve(points);
 }
