@@ -174,7 +174,7 @@ export function alignedChip(
  * Channel `c` of a picture of `channels` interleaved channels at (x, y), pixel centres at
  * half-pixels, interpolated between the four nearest pixels; held at the picture's edges.
  */
-function bilinear(
+export function bilinear(
   img: ArrayLike<number>,
   width: number,
   height: number,

@@ -5,7 +5,7 @@
 // Measured alike on real photographs of open mouths (the range) and on rendered frames.
 import sharp from 'sharp';
 import { i420ToRgb, rgbToI420 } from '../../src/media/render/index.js';
-import { describeFaces, describeImage } from './faceQuality.js';
+import { bilinear, describeFaces, describeImage } from './faceQuality.js';
 import { inside, type Pt } from './polygon.js';
 
 export interface UpCloseFigures {
@@ -28,12 +28,19 @@ export interface UpCloseFigures {
 const lumaAt = (rgb: Uint8Array, k: number) =>
   0.299 * (rgb[k] as number) + 0.587 * (rgb[k + 1] as number) + 0.114 * (rgb[k + 2] as number);
 
+/** An RGB picture's luma, one value per pixel. */
+function lumaOf(rgb: Uint8Array, width: number, height: number): Float32Array {
+  const luma = new Float32Array(width * height);
+  for (let k = 0; k < width * height; k++) luma[k] = lumaAt(rgb, k * 3);
+  return luma;
+}
+
 /**
  * Along a closed contour (every half pixel), the largest luma change over 1 px on the contour's
  * normal within 2.5 px of it; the 90th percentile of these along the contour.
  */
 function steepest(luma: Float32Array, width: number, height: number, poly: readonly Pt[]): number {
-  const sample = (x: number, y: number) => bilinearAt(luma, width, height, x, y);
+  const sample = (x: number, y: number) => bilinear(luma, width, height, 1, x, y, 0);
   const steps: number[] = [];
   for (let i = 0; i < poly.length; i++) {
     const a = poly[i]!;
@@ -66,8 +73,7 @@ export function upCloseFigures(
   height: number,
   landmarks: readonly Pt[],
 ): UpCloseFigures {
-  const luma = new Float32Array(width * height);
-  for (let k = 0; k < width * height; k++) luma[k] = lumaAt(rgb, k * 3);
+  const luma = lumaOf(rgb, width, height);
   const outer = landmarks.slice(48, 60);
   const inner = landmarks.slice(60, 68);
   const xs = inner.map((p) => p.x);
@@ -305,20 +311,6 @@ export function rimOverLips(r: RimFigures): number {
 /** Fewer contour pixels of the dark than this: no dark to speak of, its rim figures left out. */
 export const MIN_RIM_SAMPLES = 20;
 
-/** The luma at (x, y), pixel centres at half pixels, bilinear. */
-function bilinearAt(luma: Float32Array, width: number, height: number, x: number, y: number) {
-  const fx = Math.min(width - 1.001, Math.max(0, x - 0.5));
-  const fy = Math.min(height - 1.001, Math.max(0, y - 0.5));
-  const i = Math.floor(fx);
-  const j = Math.floor(fy);
-  const ax = fx - i;
-  const ay = fy - j;
-  const k = j * width + i;
-  const top = (luma[k] as number) * (1 - ax) + (luma[k + 1] as number) * ax;
-  const bottom = (luma[k + width] as number) * (1 - ax) + (luma[k + width + 1] as number) * ax;
-  return top * (1 - ay) + bottom * ay;
-}
-
 /**
  * An edge's width (a Gaussian's sigma, px) from a profile sampled every half pixel: the step
  * between its ends (3 samples each) against its steepest 1 px slope; null where it steps less
@@ -347,8 +339,7 @@ export function rimFigures(
   height: number,
   landmarks: readonly Pt[],
 ): RimFigures {
-  const raw = new Float32Array(width * height);
-  for (let k = 0; k < width * height; k++) raw[k] = lumaAt(rgb, k * 3);
+  const raw = lumaOf(rgb, width, height);
   const luma = new Float32Array(width * height);
   for (let y = 1; y < height - 1; y++) {
     for (let x = 1; x < width - 1; x++) {
@@ -410,7 +401,7 @@ export function rimFigures(
   const sigmaAcross = (x: number, y: number, nx: number, ny: number, minStep: number) => {
     const profile: number[] = [];
     for (let d = -reach; d <= reach + 1e-6; d += 0.5) {
-      profile.push(bilinearAt(luma, width, height, x + nx * d, y + ny * d));
+      profile.push(bilinear(luma, width, height, 1, x + nx * d, y + ny * d, 0));
     }
     return edgeSigma(profile, minStep);
   };
