@@ -91,7 +91,8 @@ export const OCULUS_OF_VISAGE: Readonly<Record<(typeof VISAGE_VISEMES)[number], 
  */
 const senderMs = z.number().check(z.nonnegative());
 
-const openness = z.number().check(z.minimum(0), z.maximum(1));
+/** A share, 0 .. 1 (how far the mouth is open, how far the lids are shut). */
+const share = z.number().check(z.minimum(0), z.maximum(1));
 
 const utteranceId = z.string().check(z.regex(idPattern([ID_PREFIXES.utterance])));
 
@@ -125,11 +126,11 @@ export const faceFrameSchema = z.object({
   t: senderMs,
   /** Visage's mouth shape, and how far it is realised (0 is the closed rest mouth). */
   viseme: z.enum(VISAGE_VISEMES),
-  open: openness,
+  open: share,
   /** The same mouth as the nearest Oculus viseme (`sil` while closed at rest). */
   oculus: oculusVisemeSchema,
   /** Upper lids, 0 open .. 1 shut. */
-  lid: openness,
+  lid: share,
   /** Where the eyes look (the atlas's gaze names: `center`, `left`, `up-right`, ...). */
   gaze: z.string().check(z.maxLength(32)),
   /** The head's sideways lean: -1, 0 or 1 px at the avatar's size. */
