@@ -133,7 +133,7 @@ describeWebRtc('the mint-proxy page against `npx visage dev`', (address) => {
       await drawn.press('#text', 'Enter');
     });
     console.log(`mint-proxy page, drawn in the browser: ${describeDrawnSpeech(speech)}`);
-    expect(drawnSpeechProblem(speech)).toBeUndefined();
+    expect(drawnSpeechProblem(speech), describeDrawnSpeech(speech)).toBeUndefined();
     await mouthShut(drawn, speech.closed);
     const tracks = await drawn.evaluate(() => {
       const room = (window as unknown as { visageRoom: import('livekit-client').Room }).visageRoom;

@@ -191,7 +191,7 @@ describeWebRtc('the playground of `npx visage dev`, with an agent worker', () =>
       throw await drawnFailure(`no speech measured: ${String(err)}`);
     });
     console.log(`playground, drawn in the browser: ${describeDrawnSpeech(speech)}`);
-    expect(drawnSpeechProblem(speech)).toBeUndefined();
+    expect(drawnSpeechProblem(speech), describeDrawnSpeech(speech)).toBeUndefined();
     await mouthShut(drawn, speech.closed);
     const tracks = await drawn.evaluate(() => {
       const { room } = (

@@ -11,11 +11,12 @@ import {
   VisageAudioStreamOutput,
   type AvatarSessionOptions,
 } from '@visage-avatar/livekit-plugin';
-import { tokenize, type tts, voice } from '@livekit/agents';
+import { tokenize, type tts } from '@livekit/agents';
 import { ToneTTS } from './toneTts.js';
 import { Frontend } from './frontend.js';
 import { startMediaStack, type MediaStack } from '../media/room/mediaStack.js';
 import type { TestServer } from '../server/testServer.js';
+import { forgetPlaybackRpcs } from '../support/agentsPlaybackRpcs.js';
 import { describeWebRtc } from '../support/network.js';
 import { agent, agentSession, sleep, until, type SessionUnderTest } from './agentHarness.js';
 import { MILO } from './pluginHarness.js';
@@ -389,9 +390,7 @@ describeWebRtc('the plugin with a real avatar (WebRTC through the embedded serve
       expect(silentAfter).toBeDefined();
       expect(f.rmsBetween(cutAt + silentAfter!, f.now())).toBeLessThan(SILENCE_RMS);
     } finally {
-      // DataStreamAudioOutput registers its RPC handlers once per process (see agents-js tests).
-      voice.DataStreamAudioOutput._playbackFinishedRpcRegistered = false;
-      voice.DataStreamAudioOutput._playbackStartedRpcRegistered = false;
+      forgetPlaybackRpcs();
     }
   }, 150_000);
 

@@ -156,7 +156,7 @@ describeWebRtc(
       });
       console.log(`${pageUrl}: ${describeDrawnSpeech(speech)}`);
       // A face drawn, and moving with the voice; shut once it is over.
-      expect(drawnSpeechProblem(speech)).toBeUndefined();
+      expect(drawnSpeechProblem(speech), describeDrawnSpeech(speech)).toBeUndefined();
       await mouthShut(page, speech.closed);
       // The avatar's size, and no video: the face is the canvas's.
       expect(await page.$eval('canvas', (c) => [c.width, c.height])).toEqual([512, 512]);

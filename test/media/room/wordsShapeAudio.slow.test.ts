@@ -11,6 +11,7 @@ import {
   stockVoiceProfile,
   synthesizeWithEspeak,
 } from '../../../src/media/tts/index.js';
+import { forgetPlaybackRpcs } from '../../support/agentsPlaybackRpcs.js';
 import { describeWebRtc } from '../../support/network.js';
 import { startMediaStack, type MediaStack } from './mediaStack.js';
 
@@ -78,7 +79,7 @@ describeWebRtc('audio mode: the words shape the mouth', (address) => {
       autoSubscribe: false,
       dynacast: false,
     });
-    // One output per agent process: agents-js registers its playback RPCs once, on the first room.
+    forgetPlaybackRpcs();
     const output = new voice.DataStreamAudioOutput({
       room: agentRoom,
       destinationIdentity: agent_identity,
