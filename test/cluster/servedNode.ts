@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Agent } from 'undici';
 import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
 
 /**
@@ -17,7 +18,16 @@ export interface ServedNode {
   /** Every JSON log line it wrote. */
   logs: Record<string, unknown>[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  call(method: string, path: string, init?: { json?: unknown; auth?: string }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    init?: {
+      json?: unknown;
+      auth?: string;
+      /** The connections to send it on (a burst's own, fresh ones); the process's by default. */
+      dispatcher?: Agent;
+    },
+  ): Promise<Response>;
 }
 
 export interface ServedNodeOptions {
@@ -105,12 +115,18 @@ export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode>
             ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
           },
           body: init.json === undefined ? undefined : JSON.stringify(init.json),
-        });
+          ...(init.dispatcher ? { dispatcher: init.dispatcher } : {}),
+        } as RequestInit);
       try {
         return await send();
       } catch (err) {
-        if (method !== 'GET' || !closedIdleSocket(err)) throw err;
-        return send();
+        if (method === 'GET' && closedIdleSocket(err)) return send();
+        // fetch says only "fetch failed": what failed is in its cause.
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        throw new Error(
+          `${method} ${path} to ${o.nodeId}: ${String(err)} (${cause?.code ?? ''} ${cause?.message ?? ''})`,
+          { cause: err },
+        );
       }
     },
   };
