@@ -43,7 +43,10 @@ export interface FaceAheadOptions {
  * tick): beyond it the mouth is not known yet, and a loaded machine pushes late (the audio
  * source's queue then runs below a batch). Sent as rest, those times were sent again once the
  * audio came: 1.45 lines per time beside two CPU hogs, a third of the stream's bytes. Otherwise
- * (silence, or the last audio pushed) the batch is whole.
+ * (silence, or the last audio pushed) the batch is whole, and so it is once the pushed audio has
+ * run dry for a batch while more is said to be coming: a pause (an agent's own TTS keeps its
+ * audio stream open between sentences), not a late push. Sent a tick at a time, a 2 s pause was
+ * 50 writes; sent whole, what the next sentence changes is sent again (a batch at most).
  */
 export class FaceAhead {
   private periodMs: number;
@@ -53,6 +56,8 @@ export class FaceAhead {
   private sentUntil = -Infinity;
   /** What a write the stream refused (too much waiting for the room) still owes: next tick. */
   private owed: { all: boolean; pose: boolean } = { all: false, pose: false };
+  /** `now()` since when the audio pushed has run dry while more is said to be coming. */
+  private drySince: number | undefined;
   private readonly now: () => number;
 
   constructor(private readonly o: FaceAheadOptions) {
@@ -96,9 +101,14 @@ export class FaceAhead {
     const fresh: FaceLine[] = [];
     const batchMs = FACE_BATCH_TICKS * this.periodMs;
     const audioAhead = this.o.audioAheadMs?.();
+    if (audioAhead === undefined || audioAhead > 0) this.drySince = undefined;
+    else this.drySince ??= now;
+    const pause = this.drySince !== undefined && now - this.drySince >= batchMs;
     const until =
       now +
-      (audioAhead === undefined ? batchMs : Math.max(this.periodMs, Math.min(batchMs, audioAhead)));
+      (audioAhead === undefined || pause
+        ? batchMs
+        : Math.max(this.periodMs, Math.min(batchMs, audioAhead)));
     for (; t < until; t += this.periodMs) fresh.push(this.line(t, now));
     if (!this.o.stream.frames([...again, ...fresh])) {
       this.owed = { all, pose };

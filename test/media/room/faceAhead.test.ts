@@ -176,6 +176,33 @@ describe('FaceAhead', () => {
     expect(Math.min(...last)).toBeGreaterThanOrEqual(4);
   });
 
+  it('sends whole batches in a pause of the audio while more is said to be coming, and the speech after it in step', async () => {
+    const s = setUp();
+    s.stream.restart(EPOCH + s.now());
+    await s.advance(400);
+    // An agent's own TTS: its audio stream stays open between sentences (the utterance is still
+    // pushed), with nothing to push for 2 s.
+    s.coming(true);
+    s.speak(400);
+    s.ahead.refresh();
+    await s.advance(400);
+    const before = s.writes.length;
+    await s.advance(2000);
+    const pause = s.writes.slice(before).map((w) => parseFaceMessages(w).length);
+    // 2 s at 25 fps in writes of a batch (a write per tick would be 50): a tick at a time only
+    // for the first batch's time after the audio ran dry, which may be a late push.
+    expect(pause.length).toBeLessThanOrEqual(15);
+    expect(pause.slice(FACE_BATCH_TICKS).every((n) => n >= 4)).toBe(true);
+    // The next sentence: in step from its first tick.
+    const moreAt = EPOCH + s.now();
+    s.speak(400);
+    s.ahead.refresh();
+    await s.advance(400);
+    const tl = timeline(s.writes);
+    for (let t = moreAt; t < moreAt + 360; t += 40) expect(tl.at(t)?.open).toBe(0.8);
+    expect(tl.at(moreAt - 1)?.open).toBe(0);
+  });
+
   it('sends times again when audio comes later than the batch, with nothing said to be coming', async () => {
     const s = setUp();
     s.stream.restart(EPOCH + s.now());
