@@ -25,8 +25,11 @@ const KEPT_ARRIVALS = 50;
  * come early (the first of a new stream: times sent again, up to five ticks ahead).
  */
 const ARRIVAL_QUANTILE = 0.75;
-/** Audio packets' duration until the statistics tell it, ms (Opus, as WebRTC sends it). */
-const DEFAULT_PACKET_MS = 20;
+/**
+ * The audio packets' duration, ms: Opus as WebRTC sends it. (The statistics do not tell it: samples
+ * received over packets received counts concealment too, and read 22 to 100 ms.)
+ */
+const PACKET_MS = 20;
 /**
  * Opus's algorithmic delay beyond its frame, ms (RFC 6716: the encoder's 2.5 ms look-ahead and the
  * decoder's 4 ms overlap): a sample plays that much later than its frame's timing says.
@@ -68,9 +71,6 @@ export class PlayoutClock {
   /** The audio output's recent delays, ms, and the counters of the last report. */
   private readonly output: number[] = [];
   private lastOutput: { delay: number; samples: number } | undefined;
-  /** The audio packets' duration, ms, and the counters of the last report. */
-  private packetMs = DEFAULT_PACKET_MS;
-  private lastPackets: { packets: number; samples: number } | undefined;
 
   constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
 
@@ -91,7 +91,7 @@ export class PlayoutClock {
 
   /** The sender's packetization and codec delay in use, ms. */
   get senderMs(): number {
-    return this.packetMs / 2 + OPUS_DELAY_MS;
+    return PACKET_MS / 2 + OPUS_DELAY_MS;
   }
 
   /** The clocks' offset less the transit, ms (undefined before a batch arrived). */
@@ -120,12 +120,6 @@ export class PlayoutClock {
       }
       if (s.type !== 'inbound-rtp' || s.kind !== 'audio') return;
       this.readJitter(Number(s.jitterBufferDelay), Number(s.jitterBufferEmittedCount));
-      const codec = report.get(String(s.codecId)) as { clockRate?: number } | undefined;
-      this.readPackets(
-        Number(s.packetsReceived),
-        Number(s.totalSamplesReceived),
-        codec?.clockRate ?? 48_000,
-      );
       const estimated = Number(s.estimatedPlayoutTimestamp);
       const at = Number(s.timestamp);
       if (!(estimated > NTP_TO_UNIX_MS) || !Number.isFinite(at)) return;
@@ -179,17 +173,6 @@ export class PlayoutClock {
     if (!last || samples <= last.samples) return;
     this.output.push(((delaySeconds - last.delay) / (samples - last.samples)) * 1000);
     if (this.output.length > KEPT_JITTER) this.output.shift();
-  }
-
-  /** Samples per packet between two reports: the packets' duration (10 to 120 ms in Opus). */
-  private readPackets(packets: number, samples: number, clockRate: number): void {
-    if (!Number.isFinite(packets) || !Number.isFinite(samples) || !(clockRate > 0)) return;
-    const last = this.lastPackets;
-    if (last && samples - last.samples < MIN_EMITTED && samples >= last.samples) return;
-    this.lastPackets = { packets, samples };
-    if (!last || packets <= last.packets || samples <= last.samples) return;
-    const ms = ((samples - last.samples) / (packets - last.packets) / clockRate) * 1000;
-    if (ms >= 10 && ms <= 120) this.packetMs = ms;
   }
 }
 
