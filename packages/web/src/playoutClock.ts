@@ -47,9 +47,8 @@ const OPUS_DELAY_MS = 6.5;
  * Otherwise from the parts of the audio's path that the page can measure. The transit: each batch of
  * `face` lines is written shortly before its first line is due (the sender writes the next ticks
  * ahead), so when it was written minus when it arrived is the clocks' offset less the transit: the
- * upper quartile of the last 50 batches (their median of 15 was pulled by the late ones, and jumped
- * by a tick, 40 ms, when the batches' phase against the sender's ticks flipped). Then, from the receiver's statistics, what the sound does that the
- * lines do not:
+ * upper quartile of the last 50 batches (their median of 15 was pulled by the late ones). Then,
+ * from the receiver's statistics, what the sound does that the lines do not:
  * - the sender's packets: a sample leaves with the rest of its packet (20 ms of Opus), on average
  *   half a packet after its time, and Opus delays it by 6.5 ms more (`jitterBufferDelay` counts a
  *   packet's samples from its arrival, so the later ones wait longer in it: that is the same half);
