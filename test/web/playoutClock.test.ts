@@ -15,7 +15,7 @@ describe('PlayoutClock', () => {
     const clock = new PlayoutClock();
     expect(clock.now(5_000)).toBeUndefined();
     expect(clock.source).toBe('none');
-    // Batches written at t arrive 10 ms later (one odd one 300 ms late: the median ignores it).
+    // Batches written at t arrive 10 ms later (one odd one 300 ms late: the fastest is used).
     clock.arrived(1_000, 1_010);
     clock.arrived(1_200, 1_500);
     clock.arrived(1_400, 1_410);
@@ -30,7 +30,9 @@ describe('PlayoutClock', () => {
     // 4,800 samples emitted, 480 s of delay summed over them: 100 ms each.
     clock.fromStats(report({ jitterBufferDelay: 490, jitterBufferEmittedCount: 104_800 }));
     expect(clock.jitterMs).toBeCloseTo(100);
-    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 100);
+    // Beside the jitter buffer, the sender's packets: half a 20 ms packet and Opus's 6.5 ms.
+    expect(clock.senderMs).toBeCloseTo(16.5);
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 100 - 16.5);
     expect(clock.source).toBe('jitter');
     // The buffer grew to a second (after the sender stalled): three reports say so.
     let delay = 490;
@@ -40,7 +42,39 @@ describe('PlayoutClock', () => {
       emitted += 4_800;
       clock.fromStats(report({ jitterBufferDelay: delay, jitterBufferEmittedCount: emitted }));
     }
-    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 1_000);
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 1_000 - 16.5);
+  });
+
+  it('adds the audio output’s delay where the statistics tell it', () => {
+    const clock = new PlayoutClock();
+    clock.arrived(1_000, 1_010);
+    const stats = (n: number): RTCStatsReport =>
+      new Map<string, Record<string, unknown>>([
+        [
+          'IT01',
+          {
+            type: 'inbound-rtp',
+            kind: 'audio',
+            jitterBufferDelay: n * 4_800 * 0.05,
+            jitterBufferEmittedCount: n * 4_800,
+          },
+        ],
+        // The device played 4,800 samples each 30 ms after the jitter buffer emitted them.
+        [
+          'AP01',
+          {
+            type: 'media-playout',
+            kind: 'audio',
+            totalPlayoutDelay: n * 4_800 * 0.03,
+            totalSamplesCount: n * 4_800,
+          },
+        ],
+      ]) as never;
+    clock.fromStats(stats(10));
+    clock.fromStats(stats(11));
+    expect(clock.jitterMs).toBeCloseTo(50);
+    expect(clock.outputMs).toBeCloseTo(30);
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 10 - 50 - 30 - 16.5);
   });
 
   it('prefers estimatedPlayoutTimestamp where it agrees, and ignores it where it is far off', () => {

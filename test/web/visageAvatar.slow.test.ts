@@ -124,21 +124,29 @@ function correlation(xs: ArrayLike<number>, ys: ArrayLike<number>): number {
 }
 
 /**
- * The lag (ms) at which the drawn mouth (pixels) best matches the loudness the page heard, and the
- * correlation there: positive when the sound comes after the drawn mouth. Both on the page's
- * clock, resampled to 10 ms bins.
+ * The lag (ms) at which `x` of the samples best matches `y`, and the correlation there: positive
+ * when `y` comes after `x`. Both on the page's clock (`x` at each sample's animation frame, `y` at
+ * `yAt`), resampled to 10 ms bins.
  */
-function drawnAgainstHeard(samples: Sample[]): { lagMs: number; r: number } {
+function lagBetween(
+  samples: Sample[],
+  x: (s: Sample) => number,
+  y: (s: Sample) => number,
+  yAt: (s: Sample) => number = (s) => s.at,
+): { lagMs: number; r: number } {
   const from = samples[0]!.at;
   const bins = Math.floor((samples.at(-1)!.at - from) / 10);
-  const open = new Float64Array(bins);
-  const loud = new Float64Array(bins);
-  let k = 0;
-  for (let i = 0; i < bins; i++) {
-    while (k + 1 < samples.length && samples[k + 1]!.at <= from + i * 10) k++;
-    open[i] = samples[k]!.pixelOpen;
-    loud[i] = samples[k]!.rms;
-  }
+  const resample = (value: (s: Sample) => number, at: (s: Sample) => number) => {
+    const out = new Float64Array(bins);
+    let k = 0;
+    for (let i = 0; i < bins; i++) {
+      while (k + 1 < samples.length && at(samples[k + 1]!) <= from + i * 10) k++;
+      out[i] = value(samples[k]!);
+    }
+    return out;
+  };
+  const open = resample(x, (s) => s.at);
+  const loud = resample(y, yAt);
   let best = { lagMs: 0, r: -1 };
   for (let lag = -2000; lag <= 2000; lag += 10) {
     const shift = lag / 10;
@@ -154,8 +162,65 @@ function drawnAgainstHeard(samples: Sample[]): { lagMs: number; r: number } {
   return best;
 }
 
-/** The sync bounds the tests hold (the issue's goal is lag within 40 ms and r >= 0.8). */
-const inStep = (sync: { lagMs: number; r: number }) => sync.r > 0.5 && Math.abs(sync.lagMs) <= 150;
+/**
+ * The lag (ms) at which the drawn mouth (pixels) best matches the loudness the page heard, and the
+ * correlation there: positive when the sound comes after the drawn mouth.
+ */
+const drawnAgainstHeard = (samples: Sample[]) =>
+  lagBetween(
+    samples,
+    (s) => s.pixelOpen,
+    (s) => s.rms,
+    (s) => s.heardAt,
+  );
+
+/**
+ * Where a lag of the drawn mouth behind or ahead of the heard voice would come from: the canvas
+ * against the face line drawn (the drawing), the line against the analyser (the clock; the
+ * analyser's loudness timed at its animation frame and at the middle of its 21 ms window), and the
+ * parts of the page's clock.
+ */
+function lagParts(samples: Sample[]): string {
+  const shown = (x: { lagMs: number; r: number }) => `${x.lagMs} ms (r ${x.r.toFixed(2)})`;
+  const range = (xs: number[]) =>
+    xs.length === 0 ? '-' : `${Math.round(Math.min(...xs))} to ${Math.round(Math.max(...xs))} ms`;
+  const some = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
+  return [
+    `pixels vs line ${shown(
+      lagBetween(
+        samples,
+        (s) => s.lineOpen,
+        (s) => s.pixelOpen,
+      ),
+    )}`,
+    `line vs analyser ${shown(
+      lagBetween(
+        samples,
+        (s) => s.lineOpen,
+        (s) => s.rms,
+      ),
+    )} at its frame, ${shown(
+      lagBetween(
+        samples,
+        (s) => s.lineOpen,
+        (s) => s.rms,
+        (s) => s.heardAt,
+      ),
+    )} at its window's middle`,
+    `clock: jitter buffer ${range(some(samples.map((s) => s.jitter)))}, audio output ${range(samples.map((s) => s.output))}, sender's packets ${range(samples.map((s) => s.sender))}`,
+  ].join('; ');
+}
+
+/**
+ * The sync bounds the tests hold. The issue's goal is lag within 40 ms and r >= 0.8; measured
+ * (issue 48's clock: the sound's path beyond the jitter buffer counted) lag -40 to 10 ms (12 of 14
+ * sentences -20 to 10), r 0.73 to 0.84, quiet or beside two CPU hogs (the r of the canvas's
+ * pixels; the face lines drawn, against the same voice: 0.76 to 0.88). Before it the mouth led by
+ * 40 to 50 ms on most runs.
+ */
+const inStep = (sync: { lagMs: number; r: number }) => sync.r > 0.6 && Math.abs(sync.lagMs) <= 60;
+/** The figure as a test prints it, the goal beside it. */
+const withGoal = (tries: string) => `${tries} (goal: lag within 40 ms, r >= 0.8)`;
 
 /**
  * The drawn mouth against the heard voice over `heard` (a sentence), and over a second sentence
@@ -235,16 +300,17 @@ describeWebRtc('@visage-avatar/web draws a client mode session in Chromium', (ad
     const speaking = after.filter((s) => s.at >= loud[0]!.at && s.at <= lastLoud);
     const silent = after.filter((s) => s.at > lastLoud + 500);
     const openWhileSpeaking = speaking.filter((s) => s.pixelOpen > closed + 0.03).length;
+    console.log(`lag parts: ${lagParts(after)}`);
     const sync = await syncOver(page, stack, created.session_id, after);
     const jitter = after.flatMap((s) => (s.jitter === undefined ? [] : [s.jitter]));
     console.log(
-      `web avatar: first face ${Math.round(idle.readyAt! - idle.audioAt!)} ms after the audio track arrived; closed mouth ${closed.toFixed(3)}, open on ${openWhileSpeaking} of ${speaking.length} frames while speaking (max ${Math.max(...speaking.map((s) => s.pixelOpen)).toFixed(3)}), silent after: max ${Math.max(...silent.map((s) => s.pixelOpen)).toFixed(3)}; clock ${[...new Set(after.map((s) => s.clock))].join('/')} (jitter buffer ${Math.round(Math.min(...jitter))} to ${Math.round(Math.max(...jitter))} ms); drawn mouth vs heard voice: ${sync.tries}`,
+      `web avatar: first face ${Math.round(idle.readyAt! - idle.audioAt!)} ms after the audio track arrived; closed mouth ${closed.toFixed(3)}, open on ${openWhileSpeaking} of ${speaking.length} frames while speaking (max ${Math.max(...speaking.map((s) => s.pixelOpen)).toFixed(3)}), silent after: max ${Math.max(...silent.map((s) => s.pixelOpen)).toFixed(3)}; clock ${[...new Set(after.map((s) => s.clock))].join('/')} (jitter buffer ${Math.round(Math.min(...jitter))} to ${Math.round(Math.max(...jitter))} ms); drawn mouth vs heard voice: ${withGoal(sync.tries)}`,
     );
     expect(openWhileSpeaking).toBeGreaterThan(speaking.length * 0.2);
     expect(silent.length).toBeGreaterThan(20);
     expect(silent.every((s) => s.pixelOpen <= closed + 0.01)).toBe(true);
     // In step with the voice the page plays: the drawn mouth against the analyser's loudness.
-    // (The issue's goal is 40 ms and r 0.8; measured 0 to 70 ms, r 0.66 to 0.83.)
+    // (The issue's goal is 40 ms and r 0.8; measured -40 to 10 ms, r 0.73 to 0.84: see inStep.)
     expect(inStep(sync), sync.tries).toBe(true);
 
     // An interrupt: the drawn mouth stops with the voice, not with the face sent ahead of it.
@@ -373,6 +439,7 @@ describeWebRtc('@visage-avatar/web draws a client mode session in Chromium', (ad
     console.log(
       `face stream by type (kB/s): ${byType}; face lines ${lines} for ${times} times (${(lines / times).toFixed(2)} per time: ${(againRate / 1000).toFixed(2)} kB/s sent again)`,
     );
+    console.log(`lag parts (photo): ${lagParts(after)}`);
     const sync = await syncOver(page, stack, created.session_id, after);
     // Identity: a drawn frame (the neutral face on the canvas) against the photo, face
     // recognition's distance, the same measure as for the video (photoAvatar.slow).
@@ -386,7 +453,7 @@ describeWebRtc('@visage-avatar/web draws a client mode session in Chromium', (ad
     expect(drawnFace, 'a face on the canvas').toBeTruthy();
     const distance = faceDistance(photoFace!.alignedDescriptor, drawnFace!.alignedDescriptor);
     console.log(
-      `photo avatar in the browser: identity distance to the photo ${distance.toFixed(3)} (goal < 0.35); face stream ${(faceRate / 1000).toFixed(2)} kB/s over ${seconds.toFixed(1)} s of voice (goal < 5), all data channels ${(dataRate / 1000).toFixed(2)} kB/s; drawn mouth vs heard voice: ${sync.tries}`,
+      `photo avatar in the browser: identity distance to the photo ${distance.toFixed(3)} (goal < 0.35); face stream ${(faceRate / 1000).toFixed(2)} kB/s over ${seconds.toFixed(1)} s of voice (goal < 5), all data channels ${(dataRate / 1000).toFixed(2)} kB/s; drawn mouth vs heard voice: ${withGoal(sync.tries)}`,
     );
     expect(distance).toBeLessThan(0.35);
     expect(faceRate).toBeGreaterThan(0);

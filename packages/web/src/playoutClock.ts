@@ -17,8 +17,24 @@ const KEPT_JITTER = 3;
  * was seen 0.4 to 0.9 s behind the page's clock on the same machine (the embedded server's).
  */
 const PLAYOUT_TRUST_MS = 250;
-/** Batches whose arrival is kept (about 3 s of the stream). */
-const KEPT_ARRIVALS = 15;
+/** Batches whose arrival is kept (about 10 s of the stream while it speaks, 5 batches a second). */
+const KEPT_ARRIVALS = 50;
+/**
+ * Which of them stands for the transit: the upper quartile, the fast ones. A batch held up in the
+ * sender or the network (a loaded machine: up to 400 ms) says nothing of the sound's path; a few
+ * come early (the first of a new stream: times sent again, up to five ticks ahead).
+ */
+const ARRIVAL_QUANTILE = 0.75;
+/**
+ * The audio packets' duration, ms: Opus as WebRTC sends it. (The statistics do not tell it: samples
+ * received over packets received counts concealment too, and read 22 to 100 ms.)
+ */
+const PACKET_MS = 20;
+/**
+ * Opus's algorithmic delay beyond its frame, ms (RFC 6716: the encoder's 2.5 ms look-ahead and the
+ * decoder's 4 ms overlap): a sample plays that much later than its frame's timing says.
+ */
+const OPUS_DELAY_MS = 6.5;
 
 /**
  * Where the sound the page plays is, on the sender's clock (the face stream's `t`, Unix ms).
@@ -28,11 +44,20 @@ const KEPT_ARRIVALS = 15;
  * reports it only once it knows the round trip to the sender, which a receive-only participant
  * behind an SFU may never learn (in the embedded server's rooms: never).
  *
- * Otherwise from two parts. The transit: each batch of `face` lines is written shortly before its
- * first line is due (the sender writes the next ticks ahead), so when it was written minus when it
- * arrived is the clocks' offset less the transit (the median of the last batches). The receiver's jitter buffer:
- * how long the samples it emitted lately waited in it (the change of `jitterBufferDelay` over that
- * of `jitterBufferEmittedCount` between two reports), `ARRIVAL_DELAY_MS` until a report tells.
+ * Otherwise from the parts of the audio's path that the page can measure. The transit: each batch of
+ * `face` lines is written shortly before its first line is due (the sender writes the next ticks
+ * ahead), so when it was written minus when it arrived is the clocks' offset less the transit: the
+ * upper quartile of the last 50 batches (their median of 15 was pulled by the late ones). Then,
+ * from the receiver's statistics, what the sound does that the lines do not:
+ * - the sender's packets: a sample leaves with the rest of its packet (20 ms of Opus), on average
+ *   half a packet after its time, and Opus delays it by 6.5 ms more (`jitterBufferDelay` counts a
+ *   packet's samples from its arrival, so the later ones wait longer in it: that is the same half);
+ * - the jitter buffer: how long the samples it emitted lately waited in it (the change of
+ *   `jitterBufferDelay` over that of `jitterBufferEmittedCount` between two reports);
+ * - the audio output: how long the samples it played lately took from the jitter buffer to the
+ *   device (`media-playout`: the change of `totalPlayoutDelay` over that of `totalSamplesCount`;
+ *   30 ms in headless Chromium; not reported by every browser: then 0).
+ * Before any report tells the jitter buffer's delay, `ARRIVAL_DELAY_MS` stands for all of them.
  */
 export class PlayoutClock {
   /** sender ms - local Unix ms, from playout statistics. */
@@ -42,6 +67,9 @@ export class PlayoutClock {
   /** The jitter buffer's recent delays, ms, and the counters of the last report. */
   private readonly jitter: number[] = [];
   private lastJitter: { delay: number; emitted: number } | undefined;
+  /** The audio output's recent delays, ms, and the counters of the last report. */
+  private readonly output: number[] = [];
+  private lastOutput: { delay: number; samples: number } | undefined;
 
   constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
 
@@ -55,9 +83,21 @@ export class PlayoutClock {
     return median(this.jitter);
   }
 
+  /** The audio output's delay in use, ms (0 where the browser does not report it). */
+  get outputMs(): number {
+    return median(this.output) ?? 0;
+  }
+
+  /** The sender's packetization and codec delay in use, ms. */
+  get senderMs(): number {
+    return PACKET_MS / 2 + OPUS_DELAY_MS;
+  }
+
   /** The clocks' offset less the transit, ms (undefined before a batch arrived). */
   get arrivalOffsetMs(): number | undefined {
-    return median(this.arrivals);
+    if (this.arrivals.length === 0) return undefined;
+    const sorted = [...this.arrivals].sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) * ARRIVAL_QUANTILE)];
   }
 
   /** A batch written at sender time `t` arrived now. */
@@ -74,6 +114,9 @@ export class PlayoutClock {
   /** Reads an audio receiver's statistics. */
   fromStats(report: RTCStatsReport): void {
     report.forEach((s: Record<string, unknown>) => {
+      if (s.type === 'media-playout' && s.kind !== 'video') {
+        this.readOutput(Number(s.totalPlayoutDelay), Number(s.totalSamplesCount));
+      }
       if (s.type !== 'inbound-rtp' || s.kind !== 'audio') return;
       this.readJitter(Number(s.jitterBufferDelay), Number(s.jitterBufferEmittedCount));
       const estimated = Number(s.estimatedPlayoutTimestamp);
@@ -93,10 +136,11 @@ export class PlayoutClock {
     ms: number | undefined;
     source: 'playout' | 'jitter' | 'arrival' | 'none';
   } {
-    const arrival = median(this.arrivals);
+    const arrival = this.arrivalOffsetMs;
     const jitter = this.jitterMs;
-    const fallback =
-      arrival === undefined ? undefined : localUnixMs + arrival - (jitter ?? this.arrivalDelayMs);
+    const path =
+      jitter === undefined ? this.arrivalDelayMs : this.senderMs + jitter + this.outputMs;
+    const fallback = arrival === undefined ? undefined : localUnixMs + arrival - path;
     const playout = median(this.playout);
     // Sender reports an SFU rewrote on another clock would put the face seconds off: trusted only
     // where they agree with the arrival and the jitter buffer.
@@ -118,6 +162,16 @@ export class PlayoutClock {
     if (!last || emitted <= last.emitted) return;
     this.jitter.push(((delaySeconds - last.delay) / (emitted - last.emitted)) * 1000);
     if (this.jitter.length > KEPT_JITTER) this.jitter.shift();
+  }
+
+  private readOutput(delaySeconds: number, samples: number): void {
+    if (!Number.isFinite(delaySeconds) || !Number.isFinite(samples)) return;
+    const last = this.lastOutput;
+    if (last && samples - last.samples < MIN_EMITTED && samples >= last.samples) return;
+    this.lastOutput = { delay: delaySeconds, samples };
+    if (!last || samples <= last.samples) return;
+    this.output.push(((delaySeconds - last.delay) / (samples - last.samples)) * 1000);
+    if (this.output.length > KEPT_JITTER) this.output.shift();
   }
 }
 

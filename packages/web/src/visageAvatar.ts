@@ -100,6 +100,8 @@ export class VisageAvatar {
     if (this.closed || (this.identity !== undefined && identity !== this.identity)) return;
     const stream = ++this.stream;
     let pending = '';
+    /** The latest `face` time of the stream so far. */
+    let newest = -Infinity;
     void (async () => {
       for await (const chunk of reader) {
         if (this.closed || stream !== this.stream) return; // a newer stream took over
@@ -112,10 +114,12 @@ export class VisageAvatar {
         const messages = parseFaceMessages(pending.slice(0, end));
         pending = pending.slice(end + 1);
         for (const m of messages) this.take(m, identity);
-        // A batch is written when its first line is next due (on average half a tick before
-        // it): its arrival tells the transit.
+        // A new batch is written when its first line is due within half a tick (nearly always at
+        // once; a quarter tick is assumed): its arrival tells the transit. Not a chunk that starts with times sent again: the
+        // first of those that changed may be any of the batch's, up to five ticks ahead.
         const first = messages.find((m) => m.type === 'face');
-        if (first) this.clock.arrived(first.t - 500 / this.fps);
+        if (first && first.t > newest) this.clock.arrived(first.t - 250 / this.fps);
+        for (const m of messages) if (m.type === 'face' && m.t > newest) newest = m.t;
       }
     })().catch(() => undefined); // the stream ends when the avatar or the page leaves
   }

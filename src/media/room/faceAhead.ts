@@ -95,7 +95,11 @@ export class FaceAhead {
     let first = all || pose ? 0 : recomputed.findIndex((l, i) => !sameWire(l, this.ahead[i]!));
     if (first < 0) first = recomputed.length;
     const again = recomputed.slice(first);
-    const due = this.sentUntil - now < this.periodMs;
+    // Due once the lines sent run out within half a tick: a batch then starts at most half a tick
+    // after it is written, nearly always at once. (Due within a whole tick, a batch started either
+    // at once or nearly a tick later, as the ticks' lateness fell: a renderer that times the sound
+    // by the batches' arrival could not tell which, 40 ms either way.)
+    const due = this.sentUntil - now < this.periodMs / 2;
     if (again.length === 0 && !due) return;
     let t = Math.max(this.sentUntil, now);
     const fresh: FaceLine[] = [];

@@ -17,10 +17,20 @@ export interface Sample {
   lineOpen: number;
   /** RMS of the received voice over the analyser's window (0 before it plays). */
   rms: number;
+  /**
+   * performance.now() of the middle of that window: the analyser holds the last `fftSize` samples
+   * the audio graph rendered (21 ms), so its loudness is that of the sound of about 11 ms ago.
+   */
+  heardAt: number;
   clock: string;
-  /** The playout clock's parts: the batches' offset less transit, the jitter buffer's delay. */
+  /**
+   * The playout clock's parts: the batches' offset less transit, the jitter buffer's delay, the
+   * audio output's delay (`media-playout` statistics), the sender's packets and codec.
+   */
   arrival?: number;
   jitter?: number;
+  output: number;
+  sender: number;
   /** The `visage.face` stream's bytes received so far (UTF-8 text of its chunks). */
   faceBytes: number;
   /** All the data channels' bytes received so far (every stream, framing and all), read every 250 ms. */
@@ -134,6 +144,7 @@ w.startAvatar = async (url, token, atlasUrl) => {
     const region = drawer.atlas?.mouthRegion;
     if (!drawn || !region) return;
     let rms = 0;
+    const heardAt = performance.now() - (analyser.fftSize / 2 / audio.sampleRate) * 1000;
     if (hearing) {
       analyser.getFloatTimeDomainData(buffer);
       for (const x of buffer) rms += x * x;
@@ -141,12 +152,15 @@ w.startAvatar = async (url, token, atlasUrl) => {
     }
     state.samples.push({
       at,
+      heardAt,
       pixelOpen: mouthOpening(g, region),
       lineOpen: drawn.face.open,
       rms,
       clock: drawn.clock,
       arrival: drawer.clock.arrivalOffsetMs,
       jitter: drawer.clock.jitterMs,
+      output: drawer.clock.outputMs,
+      sender: drawer.clock.senderMs,
       faceBytes,
       dataBytes,
       bytesByType: { ...bytesByType },
