@@ -21,6 +21,17 @@ export interface UpCloseFigures {
   darkSaturation: number;
   /** How many pixels lie inside the inner lips (too few: the figures mean little). */
   pixels: number;
+  /**
+   * How warm the dark of the mouth is against the lips: (R - B) over luma of the mean colour of
+   * the darkest half of the pixels inside the inner lips, over the same of the pixels between the
+   * inner and outer lip contours; 0 where the dark is not dark (its luma at least DARK_SHARE of
+   * the lips': a smile's sliver, whose darkest half is teeth). A real mouth's dark is warmer than
+   * its lips (the red light bounced round its inside); a dark made grey read blue-grey in a warm
+   * face (issue 43: Walter White's, Sean Connery's). Printed beside the real range, not held yet:
+   * see docs/photo-avatars.md (a warm dark moved the detector's inner lip landmarks on Walter
+   * White's frame, and with them the inner / outer edge figure, past the real range).
+   */
+  warmth: number;
   /** The dark of the mouth's rim and depth (see RimFigures). */
   rim: RimFigures;
 }
@@ -83,7 +94,7 @@ export function upCloseFigures(
   const y0 = Math.max(1, Math.floor(Math.min(...ys)));
   const y1 = Math.min(height - 2, Math.ceil(Math.max(...ys)));
   let flat = 0;
-  const pixels: { luma: number; saturation: number }[] = [];
+  const pixels: { luma: number; saturation: number; rgb: Rgb }[] = [];
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       if (!inside({ x: x + 0.5, y: y + 0.5 }, inner)) continue;
@@ -104,19 +115,67 @@ export function upCloseFigures(
       const b = rgb[k + 2] as number;
       const max = Math.max(r, g, b);
       const min = Math.min(r, g, b);
-      pixels.push({ luma: luma[y * width + x] as number, saturation: max ? (max - min) / max : 0 });
+      pixels.push({
+        luma: luma[y * width + x] as number,
+        saturation: max ? (max - min) / max : 0,
+        rgb: [r, g, b],
+      });
     }
   }
   pixels.sort((p, q) => p.luma - q.luma);
   const dark = pixels.slice(0, Math.max(1, Math.floor(pixels.length / 2)));
+  const lips = meanColour(rgb, width, outer, inner);
   const outerStep = steepest(luma, width, height, outer);
   return {
     flat: pixels.length ? flat / pixels.length : 0,
     edgeRatio: outerStep > 0 ? steepest(luma, width, height, inner) / outerStep : 0,
     darkSaturation: pixels.length ? dark.reduce((s, p) => s + p.saturation, 0) / dark.length : 0,
     pixels: pixels.length,
+    warmth: warmthOf(meanOf(dark.map((p) => p.rgb)), lips),
     rim: rimFigures(rgb, width, height, landmarks),
   };
+}
+
+/** The dark's luma is under this share of the lips' for its warmth to be measured. */
+export const DARK_SHARE = 0.6;
+
+type Rgb = [number, number, number];
+
+function meanOf(colours: readonly Rgb[]): Rgb {
+  const sum: Rgb = [0, 0, 0];
+  for (const c of colours)
+    for (let k = 0; k < 3; k++) sum[k] = (sum[k] as number) + (c[k] as number);
+  const n = Math.max(1, colours.length);
+  return [sum[0] / n, sum[1] / n, sum[2] / n];
+}
+
+/** The mean colour of the pixels inside `outer` and outside `inner`. */
+function meanColour(
+  rgb: Uint8Array,
+  width: number,
+  outer: readonly Pt[],
+  inner: readonly Pt[],
+): Rgb {
+  const xs = outer.map((p) => p.x);
+  const ys = outer.map((p) => p.y);
+  const colours: Rgb[] = [];
+  for (let y = Math.max(0, Math.floor(Math.min(...ys))); y <= Math.ceil(Math.max(...ys)); y++) {
+    for (let x = Math.max(0, Math.floor(Math.min(...xs))); x <= Math.ceil(Math.max(...xs)); x++) {
+      const p = { x: x + 0.5, y: y + 0.5 };
+      if (x >= width || !inside(p, outer) || inside(p, inner)) continue;
+      const k = (y * width + x) * 3;
+      colours.push([rgb[k] as number, rgb[k + 1] as number, rgb[k + 2] as number]);
+    }
+  }
+  return meanOf(colours);
+}
+
+/** (R - B) over luma of `dark` over the same of `lips`; 0 where `dark` is not dark. */
+function warmthOf(dark: Rgb, lips: Rgb): number {
+  const l = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
+  const warm = (c: Rgb) => (c[0] - c[2]) / Math.max(1, l(c));
+  if (!(l(dark) < DARK_SHARE * l(lips)) || !(warm(lips) > 0.05)) return 0;
+  return warm(dark) / warm(lips);
 }
 
 export interface UpCloseRange {
@@ -126,6 +185,8 @@ export interface UpCloseRange {
   rimOverLips: [number, number];
   pool: [number, number];
   ring: [number, number];
+  /** Over the real mouths whose dark is dark (warmth above 0). */
+  warmth: [number, number];
 }
 
 /** The range of each figure over a set of measurements. */
@@ -141,6 +202,10 @@ export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
     rimOverLips: span((f) => rimOverLips(f.rim)),
     pool: span((f) => f.rim.pool),
     ring: span((f) => f.rim.ring),
+    warmth: [
+      Math.min(...figures.filter((f) => f.warmth > 0).map((f) => f.warmth)),
+      Math.max(...figures.filter((f) => f.warmth > 0).map((f) => f.warmth)),
+    ],
   };
 }
 
@@ -249,6 +314,7 @@ export function upCloseRow(f: UpCloseFigures): Record<string, string> {
     'flat inside': pct(f.flat),
     'inner / outer edge': f.edgeRatio.toFixed(2),
     'dark saturation': f.darkSaturation.toFixed(2),
+    "dark's warmth / lips'": f.warmth > 0 ? f.warmth.toFixed(2) : 'not dark',
     "rim / lips' edge": rimOverLips(f.rim).toFixed(2),
     "rim, lips' edge (per mille of width)": `${f.rim.width.toFixed(1)}, ${f.rim.lipEdge.toFixed(1)}`,
     'flat dark (pool)': pct(f.rim.pool),
@@ -262,6 +328,7 @@ export function rangeRow(r: UpCloseRange): Record<string, string> {
     'flat inside': `${pct(r.flat[0])} to ${pct(r.flat[1])}`,
     'inner / outer edge': `${r.edgeRatio[0].toFixed(2)} to ${r.edgeRatio[1].toFixed(2)}`,
     'dark saturation': `${r.darkSaturation[0].toFixed(2)} to ${r.darkSaturation[1].toFixed(2)}`,
+    "dark's warmth / lips'": `${r.warmth[0].toFixed(2)} to ${r.warmth[1].toFixed(2)}`,
     "rim / lips' edge": `${r.rimOverLips[0].toFixed(2)} to ${r.rimOverLips[1].toFixed(2)}`,
     "rim, lips' edge (per mille of width)": '',
     'flat dark (pool)': `${pct(r.pool[0])} to ${pct(r.pool[1])}`,

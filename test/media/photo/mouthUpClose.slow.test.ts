@@ -28,7 +28,8 @@ import { measurePortrait } from './mouthFigures.js';
  * and the teeth). Each is held to the range of the same figure on the REAL open mouths of the
  * portrait set (photographed mid-word, laughing, smiling with teeth), measured as a viewer would
  * see them: no flatter, sharper-edged, more saturated, narrower-rimmed or more of a pool than the
- * real ones' ends. The range is printed beside the figures. See docs/photo-avatars.md.
+ * real ones' ends. How warm the dark is against the lips is printed beside the real range, not
+ * held (test/support/mouthUpClose.ts, `warmth`). The range is printed beside the figures. See docs/photo-avatars.md.
  */
 
 /** Portraits whose open mouth is drawn: closed lips, toothy smiles, a smooth photo, dark skin. */
