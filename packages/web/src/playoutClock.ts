@@ -7,11 +7,11 @@ const NTP_TO_UNIX_MS = 2_208_988_800_000;
  * path's delay after a line's arrival (about 60 ms on one machine through the embedded server).
  */
 export const ARRIVAL_DELAY_MS = 60;
-/** Samples (48 kHz) the jitter buffer must have emitted between two reports to measure its delay. */
-const MIN_EMITTED = 2_400;
-/** Playout estimates and jitter-buffer delays kept; their median is used. */
+/** Samples (48 kHz) between two reports for a delay per sample to be measured (jitter buffer, output). */
+const MIN_SAMPLES = 2_400;
+/** Playout estimates, and delays per sample, kept; their median is used. */
 const KEPT_PLAYOUT = 7;
-const KEPT_JITTER = 3;
+const KEPT_DELAYS = 3;
 /**
  * The playout statistics are used only within this of the arrival's estimate, ms: a sender report
  * was seen 0.4 to 0.9 s behind the page's clock on the same machine (the embedded server's).
@@ -64,12 +64,10 @@ export class PlayoutClock {
   private readonly playout: number[] = [];
   /** sender ms - local Unix ms of batches' arrivals. */
   private readonly arrivals: number[] = [];
-  /** The jitter buffer's recent delays, ms, and the counters of the last report. */
-  private readonly jitter: number[] = [];
-  private lastJitter: { delay: number; emitted: number } | undefined;
-  /** The audio output's recent delays, ms, and the counters of the last report. */
-  private readonly output: number[] = [];
-  private lastOutput: { delay: number; samples: number } | undefined;
+  /** The jitter buffer's recent delays (`jitterBufferDelay` over `jitterBufferEmittedCount`). */
+  private readonly jitter = new DelayPerSample();
+  /** The audio output's recent delays (`totalPlayoutDelay` over `totalSamplesCount`). */
+  private readonly output = new DelayPerSample();
 
   constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
 
@@ -80,12 +78,12 @@ export class PlayoutClock {
 
   /** The jitter buffer's delay in use, ms (undefined before the statistics tell it). */
   get jitterMs(): number | undefined {
-    return median(this.jitter);
+    return median(this.jitter.recentMs);
   }
 
   /** The audio output's delay in use, ms (0 where the browser does not report it). */
   get outputMs(): number {
-    return median(this.output) ?? 0;
+    return median(this.output.recentMs) ?? 0;
   }
 
   /** The sender's packetization and codec delay in use, ms. */
@@ -115,10 +113,10 @@ export class PlayoutClock {
   fromStats(report: RTCStatsReport): void {
     report.forEach((s: Record<string, unknown>) => {
       if (s.type === 'media-playout' && s.kind !== 'video') {
-        this.readOutput(Number(s.totalPlayoutDelay), Number(s.totalSamplesCount));
+        this.output.read(Number(s.totalPlayoutDelay), Number(s.totalSamplesCount));
       }
       if (s.type !== 'inbound-rtp' || s.kind !== 'audio') return;
-      this.readJitter(Number(s.jitterBufferDelay), Number(s.jitterBufferEmittedCount));
+      this.jitter.read(Number(s.jitterBufferDelay), Number(s.jitterBufferEmittedCount));
       const estimated = Number(s.estimatedPlayoutTimestamp);
       const at = Number(s.timestamp);
       if (!(estimated > NTP_TO_UNIX_MS) || !Number.isFinite(at)) return;
@@ -153,25 +151,24 @@ export class PlayoutClock {
     if (fallback === undefined) return { ms: undefined, source: 'none' };
     return { ms: fallback, source: jitter === undefined ? 'arrival' : 'jitter' };
   }
+}
 
-  private readJitter(delaySeconds: number, emitted: number): void {
-    if (!Number.isFinite(delaySeconds) || !Number.isFinite(emitted)) return;
-    const last = this.lastJitter;
-    if (last && emitted - last.emitted < MIN_EMITTED && emitted >= last.emitted) return;
-    this.lastJitter = { delay: delaySeconds, emitted };
-    if (!last || emitted <= last.emitted) return;
-    this.jitter.push(((delaySeconds - last.delay) / (emitted - last.emitted)) * 1000);
-    if (this.jitter.length > KEPT_JITTER) this.jitter.shift();
-  }
+/**
+ * A delay that WebRTC's statistics report as two running totals (seconds of delay, samples): the
+ * delay per sample between two reports, ms, the last few kept.
+ */
+class DelayPerSample {
+  readonly recentMs: number[] = [];
+  private last: { delay: number; samples: number } | undefined;
 
-  private readOutput(delaySeconds: number, samples: number): void {
+  read(delaySeconds: number, samples: number): void {
     if (!Number.isFinite(delaySeconds) || !Number.isFinite(samples)) return;
-    const last = this.lastOutput;
-    if (last && samples - last.samples < MIN_EMITTED && samples >= last.samples) return;
-    this.lastOutput = { delay: delaySeconds, samples };
+    const last = this.last;
+    if (last && samples - last.samples < MIN_SAMPLES && samples >= last.samples) return;
+    this.last = { delay: delaySeconds, samples };
     if (!last || samples <= last.samples) return;
-    this.output.push(((delaySeconds - last.delay) / (samples - last.samples)) * 1000);
-    if (this.output.length > KEPT_JITTER) this.output.shift();
+    this.recentMs.push(((delaySeconds - last.delay) / (samples - last.samples)) * 1000);
+    if (this.recentMs.length > KEPT_DELAYS) this.recentMs.shift();
   }
 }
 
