@@ -115,8 +115,8 @@ export class VisageAvatar {
         pending = pending.slice(end + 1);
         for (const m of messages) this.take(m, identity);
         // A new batch is written when its first line is due within half a tick (nearly always at
-        // once; a quarter tick is assumed): its arrival tells the transit. Not a chunk that starts with times sent again: the
-        // first of those that changed may be any of the batch's, up to five ticks ahead.
+        // once; a quarter tick is assumed): its arrival tells the transit. Not a chunk that starts
+        // with times sent again: the first of those may be any of a batch's, up to five ticks ahead.
         const first = messages.find((m) => m.type === 'face');
         if (first && first.t > newest) this.clock.arrived(first.t - 250 / this.fps);
         for (const m of messages) if (m.type === 'face' && m.t > newest) newest = m.t;

@@ -88,6 +88,10 @@ export class FaceAhead {
     const pose = request.pose || this.owed.pose;
     const now = this.now();
     this.drop(now);
+    // Watched every tick, so a pause is told from a late push by how long the audio was dry.
+    const audioAhead = this.o.audioAheadMs?.();
+    if (audioAhead === undefined || audioAhead > 0) this.drySince = undefined;
+    else this.drySince ??= now;
     const base = this.o.toEpochMs(0);
     const recomputed = this.ahead.map((l) =>
       pose ? this.line(l.tMs - base, now) : { ...l, mouth: this.o.mouthIn(l.tMs - base - now) },
@@ -104,9 +108,6 @@ export class FaceAhead {
     let t = Math.max(this.sentUntil, now);
     const fresh: FaceLine[] = [];
     const batchMs = FACE_BATCH_TICKS * this.periodMs;
-    const audioAhead = this.o.audioAheadMs?.();
-    if (audioAhead === undefined || audioAhead > 0) this.drySince = undefined;
-    else this.drySince ??= now;
     const pause = this.drySince !== undefined && now - this.drySince >= batchMs;
     const until =
       now +
