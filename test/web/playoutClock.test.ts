@@ -98,4 +98,49 @@ describe('PlayoutClock', () => {
     expect(far.now(20_000)).toBe(20_000 - 10 - ARRIVAL_DELAY_MS);
     expect(far.source).toBe('arrival');
   });
+
+  it('follows the RTP time of the sound delivered, placed by the statistics, at once when the delay jumps', () => {
+    const clock = new PlayoutClock();
+    clock.arrived(1_000, 1_010);
+    // The jitter buffer holds its samples 50 ms, report after report.
+    let delay = 0;
+    let emitted = 0;
+    const jitterFor = (ms: number) => {
+      delay += (4_800 * ms) / 1000;
+      emitted += 4_800;
+      clock.fromStats(report({ jitterBufferDelay: delay, jitterBufferEmittedCount: emitted }));
+    };
+    for (let i = 0; i < 4; i++) jitterFor(50);
+    // The statistics: the sound heard at local L was sent at L - 10 - 50 - 16.5.
+    expect(clock.now(2_000)).toBeCloseTo(2_000 - 76.5);
+    // The sender's RTP clock runs 5 s ahead of its Unix ms and wraps at 2^32 on the way.
+    const rtpOf = (senderMs: number) => ((senderMs + 5_000) * 48 + 2 ** 32 - 48_000) % 2 ** 32;
+    const deliver = (local: number, delayMs: number, source = 7) =>
+      clock.fromSources(
+        [{ source, rtpTimestamp: rtpOf(local - delayMs), timestamp: local }],
+        local,
+      );
+    for (let local = 2_000; local < 2_400; local += 100) deliver(local, 76.5);
+    expect(clock.source).toBe('jitter'); // four readings: not yet placed
+    deliver(2_400, 76.5);
+    expect(clock.now(2_450)).toBeCloseTo(2_450 - 76.5);
+    expect(clock.source).toBe('rtp');
+    // The sender stalled: the frames delivered now were sent 300 ms earlier. The statistics do not
+    // tell it yet; the RTP clock follows at once, across the wrap.
+    for (let local = 2_500; local < 3_000; local += 100) deliver(local, 376.5);
+    expect(clock.now(3_000)).toBeCloseTo(3_000 - 376.5);
+    expect(clock.jitterMs).toBeCloseTo(50);
+    // While the statistics catch up (the buffer's delay moving), they do not move the RTP clock.
+    const placed = clock.rtpOffsetMs;
+    for (const ms of [150, 250, 350]) {
+      jitterFor(ms);
+      deliver(3_000 + ms, 376.5);
+    }
+    expect(clock.rtpOffsetMs).toBe(placed);
+    expect(clock.now(3_400)).toBeCloseTo(3_400 - 376.5);
+    // Another audio source (republished): its RTP clock is placed anew.
+    deliver(3_500, 376.5, 8);
+    expect(clock.rtpOffsetMs).toBeUndefined();
+    expect(clock.now(3_500)).toBeCloseTo(3_500 - 10 - 250 - 16.5); // the statistics' median of 3
+  });
 });

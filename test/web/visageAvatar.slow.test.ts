@@ -184,6 +184,8 @@ function lagParts(samples: Sample[]): string {
   const shown = (x: { lagMs: number; r: number }) => `${x.lagMs} ms (r ${x.r.toFixed(2)})`;
   const range = (xs: number[]) =>
     xs.length === 0 ? '-' : `${Math.round(Math.min(...xs))} to ${Math.round(Math.max(...xs))} ms`;
+  const spread = (xs: number[]) =>
+    xs.length === 0 ? '-' : `${Math.round(Math.max(...xs) - Math.min(...xs))} ms`;
   const some = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
   return [
     `pixels vs line ${shown(
@@ -207,7 +209,7 @@ function lagParts(samples: Sample[]): string {
         (s) => s.heardAt,
       ),
     )} at its window's middle`,
-    `clock: jitter buffer ${range(some(samples.map((s) => s.jitter)))}, audio output ${range(samples.map((s) => s.output))}, sender's packets ${range(samples.map((s) => s.sender))}`,
+    `clock: jitter buffer ${range(some(samples.map((s) => s.jitter)))}, audio output ${range(samples.map((s) => s.output))}, sender's packets ${range(samples.map((s) => s.sender))}, RTP clock's offset moved ${spread(some(samples.map((s) => s.rtp)))} (${[...new Set(samples.map((s) => s.clock))].join('/')})`,
   ].join('; ');
 }
 

@@ -20,4 +20,4 @@ export {
 } from './faceComposer.js';
 export { drawnPose } from './drawnPose.js';
 export { fetchAtlas, MAX_ATLAS_BYTES } from './fetchAtlas.js';
-export { PlayoutClock, ARRIVAL_DELAY_MS } from './playoutClock.js';
+export { PlayoutClock, ARRIVAL_DELAY_MS, type ClockSource } from './playoutClock.js';

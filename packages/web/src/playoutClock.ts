@@ -35,6 +35,19 @@ const PACKET_MS = 20;
  * decoder's 4 ms overlap): a sample plays that much later than its frame's timing says.
  */
 const OPUS_DELAY_MS = 6.5;
+/** The audio's RTP clock: Opus in WebRTC counts 48 kHz samples. */
+const RTP_PER_MS = 48;
+/**
+ * Offsets of the RTP clock from the statistics' estimate kept (10 s of polls at 100 ms), taken
+ * while the jitter buffer holds still: their median places the RTP clock on the sender's. The
+ * statistics' estimate lags a jump of the receiver's delay by a few polls and swings in its wake;
+ * the RTP time does neither.
+ */
+const KEPT_RTP_OFFSETS = 100;
+/** Offsets needed before the RTP clock is used (half a second of polls). */
+const MIN_RTP_OFFSETS = 5;
+/** The jitter buffer holds still while its last delays agree within this, ms. */
+const STEADY_MS = 20;
 
 /**
  * Where the sound the page plays is, on the sender's clock (the face stream's `t`, Unix ms).
@@ -68,11 +81,15 @@ export class PlayoutClock {
   private readonly jitter = new DelayPerSample();
   /** The audio output's recent delays (`totalPlayoutDelay` over `totalSamplesCount`). */
   private readonly output = new DelayPerSample();
+  /** The audio receiver's latest frame delivered: its RTP time (ms, unwrapped) and when (local Unix ms). */
+  private delivered: { source: number; rtp: number; rtpMs: number; at: number } | undefined;
+  /** RTP ms - the statistics' estimate, at each reading of the synchronization sources. */
+  private readonly rtpOffsets: number[] = [];
 
   constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
 
   /** Which estimate `now` uses. */
-  get source(): 'playout' | 'jitter' | 'arrival' | 'none' {
+  get source(): ClockSource {
     return this.estimate(localNow()).source;
   }
 
@@ -98,6 +115,11 @@ export class PlayoutClock {
     return sorted[Math.floor((sorted.length - 1) * ARRIVAL_QUANTILE)];
   }
 
+  /** Where the RTP clock stands from the sender's (ms; undefined until it is placed). */
+  get rtpOffsetMs(): number | undefined {
+    return this.rtpOffsets.length < MIN_RTP_OFFSETS ? undefined : median(this.rtpOffsets);
+  }
+
   /** A batch written at sender time `t` arrived now. */
   arrived(t: number, localUnixMs = localNow()): void {
     this.arrivals.push(t - localUnixMs);
@@ -107,6 +129,39 @@ export class PlayoutClock {
   /** Forgets the batches' arrivals (a new stream: maybe another sender). */
   resetArrivals(): void {
     this.arrivals.length = 0;
+  }
+
+  /**
+   * Reads an audio receiver's synchronization sources (`getSynchronizationSources()`): the RTP
+   * time of the last audio frame it delivered, and when. Read after `fromStats` at each poll.
+   */
+  fromSources(
+    sources: readonly { source: number; rtpTimestamp: number; timestamp: number }[],
+    localUnixMs = localNow(),
+  ): void {
+    const s = sources[0];
+    if (!s || !Number.isFinite(s.rtpTimestamp) || !Number.isFinite(s.timestamp)) return;
+    const last = this.delivered;
+    if (last && last.source !== s.source) this.resetSources();
+    if (last?.source === s.source && last.at === s.timestamp) return;
+    // RTP times wrap at 2^32 (a day at 48 kHz): the step since the last one, as a signed 32-bit count.
+    const step = last?.source === s.source ? (s.rtpTimestamp - last.rtp) << 0 : 0;
+    const rtpMs =
+      last?.source === s.source ? last.rtpMs + step / RTP_PER_MS : s.rtpTimestamp / RTP_PER_MS;
+    this.delivered = { source: s.source, rtp: s.rtpTimestamp, rtpMs, at: s.timestamp };
+    // Placed only while the jitter buffer holds still: in a jump's wake the statistics lag it.
+    if (!this.jitter.steady) return;
+    const stats = this.fromStatistics(localUnixMs).ms;
+    const heard = this.heardRtpMs(localUnixMs);
+    if (stats === undefined || heard === undefined) return;
+    this.rtpOffsets.push(heard - stats);
+    if (this.rtpOffsets.length > KEPT_RTP_OFFSETS) this.rtpOffsets.shift();
+  }
+
+  /** Forgets the RTP clock (a new stream or audio source: maybe another sender). */
+  resetSources(): void {
+    this.delivered = undefined;
+    this.rtpOffsets.length = 0;
   }
 
   /** Reads an audio receiver's statistics. */
@@ -130,9 +185,27 @@ export class PlayoutClock {
     return this.estimate(localUnixMs).ms;
   }
 
-  private estimate(localUnixMs: number): {
+  /**
+   * The RTP time of the sound heard at `localUnixMs`: the frame delivered last, the time since,
+   * less the audio output's delay (the frame delivered now is heard that much later).
+   */
+  private heardRtpMs(localUnixMs: number): number | undefined {
+    const d = this.delivered;
+    return d && d.rtpMs + (localUnixMs - d.at) - this.outputMs;
+  }
+
+  private estimate(localUnixMs: number): { ms: number | undefined; source: ClockSource } {
+    const fromStatistics = this.fromStatistics(localUnixMs);
+    if (fromStatistics.source === 'playout') return fromStatistics;
+    const offset = this.rtpOffsetMs;
+    const heard = this.heardRtpMs(localUnixMs);
+    if (offset === undefined || heard === undefined) return fromStatistics;
+    return { ms: heard - offset, source: 'rtp' };
+  }
+
+  private fromStatistics(localUnixMs: number): {
     ms: number | undefined;
-    source: 'playout' | 'jitter' | 'arrival' | 'none';
+    source: Exclude<ClockSource, 'rtp'>;
   } {
     const arrival = this.arrivalOffsetMs;
     const jitter = this.jitterMs;
@@ -153,6 +226,9 @@ export class PlayoutClock {
   }
 }
 
+/** Which estimate the clock uses (see `PlayoutClock`). */
+export type ClockSource = 'playout' | 'rtp' | 'jitter' | 'arrival' | 'none';
+
 /**
  * A delay that WebRTC's statistics report as two running totals (seconds of delay, samples): the
  * delay per sample between two reports, ms, the last few kept.
@@ -160,6 +236,12 @@ export class PlayoutClock {
 class DelayPerSample {
   readonly recentMs: number[] = [];
   private last: { delay: number; samples: number } | undefined;
+
+  /** The last few delays agree within `STEADY_MS`. */
+  get steady(): boolean {
+    const xs = this.recentMs;
+    return xs.length === KEPT_DELAYS && Math.max(...xs) - Math.min(...xs) <= STEADY_MS;
+  }
 
   read(delaySeconds: number, samples: number): void {
     if (!Number.isFinite(delaySeconds) || !Number.isFinite(samples)) return;

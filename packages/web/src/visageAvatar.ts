@@ -10,7 +10,7 @@ import type { Atlas } from './atlas.js';
 import { fetchAtlas } from './fetchAtlas.js';
 import { drawnPose } from './drawnPose.js';
 import { FaceComposer, type FacePose } from './faceComposer.js';
-import { PlayoutClock } from './playoutClock.js';
+import { PlayoutClock, type ClockSource } from './playoutClock.js';
 
 export interface VisageAvatarOptions {
   /** The page's room; create the avatar before `room.connect()` so the stream of your join is read. */
@@ -31,7 +31,7 @@ export interface DrawnFace {
   face: FacePose;
   /** The sender time drawn, and which estimate of the playout gave it. */
   senderMs: number;
-  clock: 'playout' | 'jitter' | 'arrival';
+  clock: Exclude<ClockSource, 'none'>;
 }
 
 /** Lines buffered of one stream chunk before a newline; beyond this the stream is dropped. */
@@ -172,7 +172,9 @@ export class VisageAvatar {
     if (!participant) return;
     for (const publication of participant.audioTrackPublications.values()) {
       const receiver = publication.track?.receiver;
-      if (receiver) this.clock.fromStats(await receiver.getStats());
+      if (!receiver) continue;
+      this.clock.fromStats(await receiver.getStats());
+      this.clock.fromSources(receiver.getSynchronizationSources());
     }
   }
 

@@ -29,6 +29,8 @@ export interface Sample {
    */
   arrival?: number;
   jitter?: number;
+  /** The RTP clock's offset from the sender's (undefined until placed). */
+  rtp?: number;
   output: number;
   sender: number;
   /** The `visage.face` stream's bytes received so far (UTF-8 text of its chunks). */
@@ -159,6 +161,7 @@ w.startAvatar = async (url, token, atlasUrl) => {
       clock: drawn.clock,
       arrival: drawer.clock.arrivalOffsetMs,
       jitter: drawer.clock.jitterMs,
+      rtp: drawer.clock.rtpOffsetMs,
       output: drawer.clock.outputMs,
       sender: drawer.clock.senderMs,
       faceBytes,
