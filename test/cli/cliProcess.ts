@@ -4,7 +4,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach } from 'vitest';
-import { oncePerRun } from '../support/oncePerRun.js';
+import { BUILT_CLI } from './builtCli.js';
+
+export { buildCli } from './builtCli.js';
 
 export interface CliResult {
   code: number | null;
@@ -26,6 +28,8 @@ export interface CliStart {
   ownGroup?: boolean;
   /** bin/visage.js (the build) instead of the source. */
   built?: boolean;
+  /** Not killed after each test: a process that several tests share, which the file ends. */
+  shared?: boolean;
 }
 
 const children: ChildProcess[] = [];
@@ -34,13 +38,13 @@ afterEach(() => {
 });
 
 export function startCli(args: string[], o: CliStart = {}): CliProcess {
-  const entry = o.built ? ['bin/visage.js'] : ['--import', 'tsx', 'test/cli/cliEntry.ts'];
+  const entry = o.built ? BUILT_CLI : ['--import', 'tsx', 'test/cli/cliEntry.ts'];
   const child = spawn(process.execPath, [...entry, ...args], {
     env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: o.ownGroup ?? false,
   });
-  children.push(child);
+  if (!o.shared) children.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -63,20 +67,3 @@ export function startCli(args: string[], o: CliStart = {}): CliProcess {
 
 export const runCli = (args: string[], env?: Record<string, string | undefined>) =>
   startCli(args, { env }).done;
-
-/**
- * Builds dist/ from the current source (tsup, as `npm ci` does, without type declarations), once
- * per test run (oncePerRun: five files run the build, which one tsup build serves), so that
- * bin/visage.js runs what is being tested and not an older build.
- */
-let building: Promise<void> | undefined;
-export function buildCli(): Promise<void> {
-  building ??= oncePerRun('cli-build', async () => {
-    const { build } = await import('tsup');
-    const { default: config } = (await import('../../tsup.config.js')) as {
-      default: Parameters<typeof build>[0];
-    };
-    await build({ ...config, dts: false, clean: false, silent: true });
-  });
-  return building;
-}

@@ -19,7 +19,7 @@ import { until } from '../plugin/agentHarness.js';
 import { startAgentWorker } from '../plugin/agentWorkerProcess.js';
 import { Frontend } from '../plugin/frontend.js';
 import { ASTRONAUT_PATH, astronaut, multipartImage } from '../support/portraits.js';
-import { buildCli, runCli, startCli, type CliProcess } from './cliProcess.js';
+import { buildCli, startCli, type CliProcess } from './cliProcess.js';
 
 const STOCK_AVATAR = AVATAR_CATALOGUE[0]!.avatarId;
 const clip = () => new Uint8Array(readFileSync('test/fixtures/audio/speech.mp3'));
@@ -149,18 +149,102 @@ async function stop(cli: CliProcess) {
 describeWebRtc('the entry points users run (the build, real WebRTC)', () => {
   beforeAll(() => buildCli(), 180_000);
 
-  it('`npx visage dev` on a new data directory: a stock avatar, a photo avatar, a cloned voice, an uploaded file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'visage-dev-'));
-    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
-      built: true,
+  // One `npx visage dev` on a new data directory for the first two tests (each started its own:
+  // a cold start draws the avatars and warms the TTS), stopped by the third.
+  describe('`npx visage dev` on a new data directory', () => {
+    let dev: CliProcess;
+    let api: Api;
+    let dir: string;
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'visage-dev-'));
+      dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
+        built: true,
+        shared: true,
+      });
+      const out = await dev.waitFor(/Press Ctrl-C/, 180_000);
+      api = new Api(apiIn(out), secretIn(out));
+    }, 200_000);
+    afterAll(() => {
+      dev?.child.kill('SIGKILL');
     });
-    const out = await dev.waitFor(/Press Ctrl-C/, 180_000);
-    const api = new Api(apiIn(out), secretIn(out));
-    const assets = await makeAssets(api);
-    await speakThrough(api, { avatar_id: STOCK_AVATAR, voice_id: assets.voiceId }, assets.fileId);
-    await speakThrough(api, { avatar_id: assets.photoAvatarId }, assets.fileId);
-    await stop(dev);
-  }, 400_000);
+
+    it('a stock avatar, a photo avatar, a cloned voice, an uploaded file', async () => {
+      const assets = await makeAssets(api);
+      await speakThrough(api, { avatar_id: STOCK_AVATAR, voice_id: assets.voiceId }, assets.fileId);
+      await speakThrough(api, { avatar_id: assets.photoAvatarId }, assets.fileId);
+    }, 400_000);
+
+    it("the plugin's avatarImage (examples/agent-worker with VISAGE_AVATAR_IMAGE)", async () => {
+      // What `export $(npx visage dev --print-livekit-credentials)` gives the worker (the port is
+      // the one this run chose).
+      const printed = await startCli(['dev', '--print-livekit-credentials', '--data-dir', dir], {
+        built: true,
+      }).done;
+      const credentials = Object.fromEntries(
+        printed.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split('=', 2) as [string, string]),
+      );
+      const livekitUrl = /LiveKit:\s+(ws:\/\/\S+)/.exec(dev.output())![1]!;
+      const worker = startAgentWorker(
+        {
+          LIVEKIT_URL: livekitUrl,
+          LIVEKIT_API_KEY: credentials.LIVEKIT_API_KEY!,
+          LIVEKIT_API_SECRET: credentials.LIVEKIT_API_SECRET!,
+          VISAGE_API_KEY: api.secret,
+          VISAGE_API_URL: api.url,
+          VISAGE_AVATAR_IMAGE: ASTRONAUT_PATH,
+        },
+        ['--offline'],
+      );
+      const user = new Frontend();
+      try {
+        await worker.registered();
+        const { LIVEKIT_API_KEY: key, LIVEKIT_API_SECRET: secret } = credentials;
+        const token = new AccessToken(key!, secret!, { identity: 'visitor' });
+        token.addGrant({
+          room: 'photo-room',
+          roomJoin: true,
+          canSubscribe: true,
+          canPublishData: true,
+        });
+        // Joining creates the room, which dispatches the worker's agent into it.
+        await user.join(livekitUrl, await token.toJwt());
+        await user.waitForTracks(120_000).catch((err: unknown) => {
+          throw new Error(`${String(err)}\n--- worker output ---\n${worker.output().slice(-4000)}`);
+        });
+        // The plugin speaks a reply sentence by sentence: one final transcript each.
+        const spoken = () =>
+          user
+            .finals()
+            .map((m) => m.text)
+            .join(' ');
+        await until(() => spoken().includes(OFFLINE_GREETING), 60_000, 'the greeting').catch(
+          (err: unknown) => {
+            throw new Error(`${String(err)}: heard "${spoken()}"\n${worker.output().slice(-3000)}`);
+          },
+        );
+        const live = await api.expect<{ data: { avatar_id: string; room_name: string }[] }>(
+          200,
+          'GET',
+          '/v1/sessions?status=active',
+        );
+        const session = live.data.find((s) => s.room_name === 'photo-room')!;
+        const avatar = await api.expect<{ source: string }>(
+          200,
+          'GET',
+          `/v1/avatars/${session.avatar_id}`,
+        );
+        expect(avatar.source).toBe('photo');
+      } finally {
+        await user.leave().catch(() => undefined);
+        await worker.stop();
+      }
+    }, 400_000);
+
+    it('stops cleanly on SIGTERM', () => stop(dev), 60_000);
+  });
 
   it('`visage dev --media-processes 0` (the media in the API process): a photo avatar and a cloned voice', async () => {
     const dir = copyTemplate(inject('dbTemplate'));
@@ -174,81 +258,6 @@ describeWebRtc('the entry points users run (the build, real WebRTC)', () => {
     await speakThrough(api, { avatar_id: assets.photoAvatarId, voice_id: assets.voiceId });
     await stop(dev);
   }, 300_000);
-
-  it("the plugin's avatarImage (examples/agent-worker with VISAGE_AVATAR_IMAGE) against `npx visage dev`", async () => {
-    const dir = copyTemplate(inject('dbTemplate'));
-    const dev = startCli(['dev', '--port', '0', '--livekit-port', '0', '--data-dir', dir], {
-      built: true,
-    });
-    const out = await dev.waitFor(/Press Ctrl-C/, 180_000);
-    const api = new Api(apiIn(out), secretIn(out));
-    // What `export $(npx visage dev --print-livekit-credentials)` gives the worker (the port is
-    // the one this run chose).
-    const printed = await runCli(['dev', '--print-livekit-credentials', '--data-dir', dir]);
-    const credentials = Object.fromEntries(
-      printed.stdout
-        .trim()
-        .split('\n')
-        .map((line) => line.split('=', 2) as [string, string]),
-    );
-    const livekitUrl = /LiveKit:\s+(ws:\/\/\S+)/.exec(out)![1]!;
-    const worker = startAgentWorker(
-      {
-        LIVEKIT_URL: livekitUrl,
-        LIVEKIT_API_KEY: credentials.LIVEKIT_API_KEY!,
-        LIVEKIT_API_SECRET: credentials.LIVEKIT_API_SECRET!,
-        VISAGE_API_KEY: api.secret,
-        VISAGE_API_URL: api.url,
-        VISAGE_AVATAR_IMAGE: ASTRONAUT_PATH,
-      },
-      ['--offline'],
-    );
-    const user = new Frontend();
-    try {
-      await worker.registered();
-      const token = new AccessToken(credentials.LIVEKIT_API_KEY!, credentials.LIVEKIT_API_SECRET!, {
-        identity: 'visitor',
-      });
-      token.addGrant({
-        room: 'photo-room',
-        roomJoin: true,
-        canSubscribe: true,
-        canPublishData: true,
-      });
-      // Joining creates the room, which dispatches the worker's agent into it.
-      await user.join(livekitUrl, await token.toJwt());
-      await user.waitForTracks(120_000).catch((err: unknown) => {
-        throw new Error(`${String(err)}\n--- worker output ---\n${worker.output().slice(-4000)}`);
-      });
-      // The plugin speaks a reply sentence by sentence: one final transcript each.
-      const spoken = () =>
-        user
-          .finals()
-          .map((m) => m.text)
-          .join(' ');
-      await until(() => spoken().includes(OFFLINE_GREETING), 60_000, 'the greeting').catch(
-        (err: unknown) => {
-          throw new Error(`${String(err)}: heard "${spoken()}"\n${worker.output().slice(-3000)}`);
-        },
-      );
-      const live = await api.expect<{ data: { avatar_id: string; room_name: string }[] }>(
-        200,
-        'GET',
-        '/v1/sessions?status=active',
-      );
-      const session = live.data.find((s) => s.room_name === 'photo-room')!;
-      const avatar = await api.expect<{ source: string }>(
-        200,
-        'GET',
-        `/v1/avatars/${session.avatar_id}`,
-      );
-      expect(avatar.source).toBe('photo');
-    } finally {
-      await user.leave().catch(() => undefined);
-      await worker.stop();
-    }
-    await stop(dev);
-  }, 400_000);
 
   // `visage serve` against a LiveKit server: the standalone embedded one (`visage livekit`).
   describe('visage serve', () => {

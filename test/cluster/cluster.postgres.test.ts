@@ -52,6 +52,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
       maxSessions: 4,
       processes: 1,
       logStream: testLogStream(),
+      built: true,
     });
     nodes.set(nodeId, node);
     return node;
@@ -100,7 +101,7 @@ describeWebRtc('three visage serve nodes on one PostgreSQL and one LiveKit', (ad
     if (!serverUrl) return;
     databaseUrl = await freshPostgresDatabase(serverUrl);
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    ({ livekit, key: livekitKey } = await startClusterLivekit(address));
+    ({ livekit, key: livekitKey } = await startClusterLivekit(address, { built: true }));
     await Promise.all(['node-a', 'node-b', 'node-c'].map(start));
     // The cases start once every node's media is up (its /readyz says so): on a loaded machine
     // that took 30 to 36 s after "serving", and creates sent before wait for it (a 201 in 35 s).

@@ -63,7 +63,7 @@ describeWebRtc('an interrupt through a node that does not run the session', (add
     if (!serverUrl) return;
     databaseUrl = await freshPostgresDatabase(serverUrl);
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    ({ livekit, key: livekitKey } = await startClusterLivekit(address));
+    ({ livekit, key: livekitKey } = await startClusterLivekit(address, { built: true }));
     nodes.push(
       ...(await Promise.all(
         ['node-a', 'node-b', 'node-c'].map((nodeId) =>
@@ -74,6 +74,7 @@ describeWebRtc('an interrupt through a node that does not run the session', (add
             maxSessions: 2,
             processes: 1,
             logStream: testLogStream(),
+            built: true,
           }),
         ),
       )),

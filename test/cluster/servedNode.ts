@@ -6,10 +6,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Agent } from 'undici';
 import { startLivekitProcess, type LivekitProcess } from '../../src/cli/livekitProcess.js';
+import { BUILT_CLI, buildCli } from '../cli/builtCli.js';
+
+/** The CLI from source, through tsx (each process transpiles and loads it: a few CPU-seconds). */
+const SOURCE_CLI = ['--import', 'tsx', 'test/cli/cliEntry.ts'];
 
 /**
- * A `visage serve` node in its own process (the CLI from source), as in production: its API on
- * a loopback port, its media in `processes` media processes, its log lines (JSON) collected.
+ * A `visage serve` node in its own process (the CLI from source, or the build), as in production:
+ * its API on a loopback port, its media in `processes` media processes, its log lines (JSON)
+ * collected.
  */
 export interface ServedNode {
   nodeId: string;
@@ -42,15 +47,19 @@ export interface ServedNodeOptions {
    * none by default: this helper runs outside vitest too (bench/cluster.bench.ts).
    */
   logStream?: { write(line: string): unknown };
+  /**
+   * The build (bin/visage.js, built once per run by buildCli) instead of the source through tsx,
+   * as a user runs it: the node and its media processes then start without transpiling.
+   */
+  built?: boolean;
 }
 
 export async function startServedNode(o: ServedNodeOptions): Promise<ServedNode> {
+  if (o.built) await buildCli();
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'test/cli/cliEntry.ts',
+      ...(o.built ? BUILT_CLI : SOURCE_CLI),
       'serve',
       '--host',
       '127.0.0.1',
@@ -143,19 +152,22 @@ function closedIdleSocket(err: unknown): boolean {
 }
 
 /**
- * The cluster's LiveKit: the embedded server in a child process (the CLI from source) on the
- * test network's address, with one API key and a random secret, as the nodes share it.
+ * The cluster's LiveKit: the embedded server in a child process (the CLI from source, or the
+ * build: `built` as for startServedNode) on the test network's address, with one API key and a
+ * random secret, as the nodes share it.
  */
 export async function startClusterLivekit(
   address: string,
+  o: { built?: boolean } = {},
 ): Promise<{ livekit: LivekitProcess; key: { apiKey: string; apiSecret: string } }> {
+  if (o.built) await buildCli();
   const key = { apiKey: 'devkey', apiSecret: `cluster-${Math.random().toString(36).slice(2)}` };
   const livekit = await startLivekitProcess({
     port: 0,
     host: address,
     nodeIp: address,
     keys: { [key.apiKey]: key.apiSecret },
-    command: ['--import', 'tsx', 'test/cli/cliEntry.ts'],
+    command: o.built ? BUILT_CLI : SOURCE_CLI,
     output: process.stderr,
     // Its own warning (signalling open on the namespace address) and info lines stay out of the
     // test summary.

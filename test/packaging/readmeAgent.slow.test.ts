@@ -126,13 +126,21 @@ describeWebRtc("the README's agent in a new project, against `visage dev`", () =
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'visage-readme-agent-'));
-    const [packed] = await Promise.all([packWorkspaces(REPO, scratch), buildCli()]);
-    for (const kind of KINDS) projects[kind] = await makeProject(scratch, kind, packed);
-
     const dataDir = copyTemplate(inject('dbTemplate'));
-    const started = await startDev(dataDir);
-    dev = started.child;
-    const banner = started.banner;
+    // `visage dev` starts (its avatars drawn, its TTS warmed) while npm installs the two projects
+    // (mostly unpacking from npm's cache), and the two installs run side by side.
+    const [starting, making] = await Promise.allSettled([
+      buildCli()
+        .then(() => startDev(dataDir))
+        .then((started) => ((dev = started.child), started)),
+      packWorkspaces(REPO, scratch).then((packed) =>
+        Promise.all(KINDS.map((kind) => makeProject(scratch, kind, packed))),
+      ),
+    ]);
+    if (making.status === 'rejected') throw making.reason;
+    if (starting.status === 'rejected') throw starting.reason;
+    KINDS.forEach((kind, i) => (projects[kind] = making.value[i]!));
+    const banner = starting.value.banner;
     // The LiveKit credentials as the README has the user take them (the port is this run's).
     const { stdout } = await run(
       process.execPath,

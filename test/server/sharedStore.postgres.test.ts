@@ -21,6 +21,7 @@ import {
   startTestPostgres,
   type TestPostgres,
 } from '../support/embeddedPostgres.js';
+import { BUILT_CLI, buildCli } from '../cli/builtCli.js';
 import { startTestServer, type TestServer } from './testServer.js';
 import { multipartClip } from './wav.js';
 
@@ -45,8 +46,9 @@ async function startNodes(count: number, cap = 3): Promise<TestServer[]> {
 const createSession = (node: TestServer, auth: string) =>
   node.call('POST', '/v1/sessions', { json: { avatar_id: AVATAR, mode: 'video' }, auth });
 
+/** The CLI's build (bin/visage.js, buildCli): it starts without transpiling the source. */
 function runCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/cli/cliEntry.ts', ...args], {
+  const child = spawn(process.execPath, [...BUILT_CLI, ...args], {
     env: { ...process.env, VISAGE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,6 +62,8 @@ function runCli(args: string[], env: Record<string, string>) {
 }
 
 describe.skipIf(!serverUrl)('the store on a real PostgreSQL server', () => {
+  beforeAll(() => buildCli(), 180_000);
+
   it('migrates once when several nodes start at the same moment on an empty database', async () => {
     const name = `visage_empty_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: serverUrl });
