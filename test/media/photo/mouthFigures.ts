@@ -103,6 +103,13 @@ export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait>
   const openLuma = lumaOf(openRgb);
   const restLuma = frameLuma(restFrame);
   const bands = innerMouthBands(openLuma, 512, open.landmarks);
+  // Up close, along the lips the detector finds on the same frame with the dark grey as it was
+  // drawn before (the same luma): where it places them on the colour frame moves with the
+  // inside's colour alone (mouthUpClose.ts, upCloseFigures).
+  const { atlas: greyAtlas } = await portraitAtlas(bytes, { greyDark: true });
+  const [reference] = await describeFrame(renderStill(greyAtlas, WIDEST), MIN_CONFIDENCE);
+  if (!reference) throw new Error('face recognition found no face in the grey-dark open frame');
+  const upClose = upCloseFigures(openRgb, 512, 512, reference.landmarks);
   return {
     atlas,
     face: rest.box,
@@ -114,7 +121,7 @@ export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait>
       middle: bands.middle,
       teethAtRest: upperTeethHeight(restLuma, 512, rest.landmarks),
       teethOpen: upperTeethHeight(openLuma, 512, open.landmarks),
-      upClose: upCloseFigures(openRgb, 512, 512, open.landmarks),
+      upClose,
     },
   };
 }
