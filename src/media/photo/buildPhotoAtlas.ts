@@ -80,6 +80,7 @@ export function buildPhotoAtlas(
   landmarks: readonly Point[],
   atlasId: string,
   photoScale = 1,
+  { greyDark = false }: { greyDark?: boolean } = {},
 ): PhotoAtlasBuild {
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
@@ -143,6 +144,7 @@ export function buildPhotoAtlas(
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness: viseme === 'rest' || pose.seam ? closedSoftness : openSoftness,
       grain: surface.grain,
+      greyDark,
     });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };

@@ -26,8 +26,10 @@ const TEETH: Band = { rows: { from: 5, to: 18 }, columns: { from: 6, to: 58 } };
 const CAVITY: Band = { rows: { from: 20, to: 29 }, columns: { from: 20, to: 48 } };
 
 /**
- * The saturation (HSV) the dark of the mouth is given at most: real open mouths measured 0.27 to
- * 0.44 in the issue's table; a darkened lip colour was 0.60 to 0.77 (a maroon paint).
+ * The saturation (HSV) the dark of the mouth was given at most: real open mouths measured 0.27 to
+ * 0.44 in the issue's table; a darkened lip colour was 0.60 to 0.77 (a maroon paint). Only its
+ * luma is used now: its colour is the lips' hue, warmer (mouthSprites.ts, REAL_DARK_WARMTH), or
+ * the photo's own dark's.
  */
 export const CAVITY_SATURATION = 0.34;
 
@@ -131,6 +133,30 @@ export function realCavityShade(t: number, y: number, out: Float32Array): number
     // rest with 1.15 as the bound, 0.023 with 1.
     1.0,
   );
+}
+
+/**
+ * The real cavity's colour (RGB) at t (-1..1) and y (0 its top, under the teeth; 1 its floor),
+ * into out: a brown under the teeth, redder down to its floor (issue 43: the dark of a mouth with
+ * no dark of its own takes its hue from it; mouthSprites.ts, interiorColour).
+ */
+export function realCavity(t: number, y: number, out: Float32Array): void {
+  const tex = realMouth();
+  const { rows, columns } = CAVITY;
+  const fx = columns.from + ((clamp(t, -1, 1) + 1) / 2) * (columns.to - columns.from) - 0.5;
+  const fy = rows.from + clamp(y, 0, 1) * (rows.to - rows.from) - 0.5;
+  const fxc = clamp(fx, 0, REAL_MOUTH_COLUMNS - 1.001);
+  const fyc = clamp(fy, 0, REAL_MOUTH_ROWS - 1.001);
+  const i = Math.floor(fxc);
+  const j = Math.floor(fyc);
+  const ax = fxc - i;
+  const ay = fyc - j;
+  for (let c = 0; c < 3; c++) {
+    const at = (ii: number, jj: number) => tex[(jj * REAL_MOUTH_COLUMNS + ii) * 3 + c] as number;
+    const top = at(i, j) * (1 - ax) + at(i + 1, j) * ax;
+    const bottom = at(i, j + 1) * (1 - ax) + at(i + 1, j + 1) * ax;
+    out[c] = top * (1 - ay) + bottom * ay;
+  }
 }
 
 /**

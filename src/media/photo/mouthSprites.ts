@@ -8,6 +8,7 @@ import {
   desaturated,
   grainAt,
   mottleAt,
+  realCavity,
   realCavityShade,
   realMouthMeans,
   realTeeth,
@@ -90,6 +91,27 @@ const OWN_DARK_UP_DOWN = 0.3;
  * a tenth of its depth of its floor (real open mouths 5 to 23 %).
  */
 const OWN_DARK_BOWL = 0.4;
+/**
+ * A mouth with no dark of its own is shaded as before (the cone) but coloured as the real cavity
+ * (realCavity): greyer towards the corners by up to REAL_CORNER_GREY of its chroma, as |t| to
+ * this power (lit from outside, not by the light bounced inside: warm there, Walter White's
+ * corners read as a red lip drawn into them).
+ */
+const REAL_ACROSS_LAW = 1.5;
+const REAL_CORNER_GREY = 0.4;
+/**
+ * Its hue is the lips' with this many times their chroma: the dark of a real open mouth is
+ * warmer than its lips (its red light, bounced round the inside), (R - B) over luma 1.48 to 1.68
+ * times the lips' in the real open mouths of the set whose dark is dark (test/support/
+ * mouthUpClose.ts, `warmth`). Made grey (saturation at most 0.34, CAVITY_SATURATION) it read
+ * blue-grey in a warm face: Walter White's 0.75 times his lips', Audrey Hepburn's 0.45,
+ * Sean Connery's 0.64.
+ */
+const REAL_DARK_WARMTH = 2.3;
+/** A dark as light as its lips keeps this share of that chroma (darkChroma). */
+const REAL_LIGHT_DARK_CHROMA = 0.3;
+/** And its saturation (HSV) at most this: the real mouths' most (face-api sample5 dark's). */
+const REAL_DARK_SATURATION = 0.88;
 /**
  * The tongue lies low and back in the mouth's shade: its lit top at most this many times as light
  * as the dark around it (a tongue in the lips' own light read as a lighter blob ringed by the
@@ -187,7 +209,16 @@ export function renderMouthSprite(
   pose: MouthPoseGeometry,
   colours: FaceColours,
   teeth: PhotoTeeth,
-  { softness = 0, grain = 0 }: { softness?: number; grain?: number } = {},
+  {
+    softness = 0,
+    grain = 0,
+    greyDark = false,
+  }: {
+    softness?: number;
+    grain?: number;
+    /** The dark grey, as before issue 43 (a reference for measuring: PhotoBuildOptions). */
+    greyDark?: boolean;
+  } = {},
 ): Float32Array {
   const { mouth } = face;
   const { x: rx, y: ry, width: w, height: h } = rect;
@@ -231,7 +262,7 @@ export function renderMouthSprite(
   const seamShade = seam ? lipSeamShade(mouth.halfWidth, softness) : null;
   const seamPixel = new Float32Array(3);
   const opening = pose.opening;
-  const look = interiorLook(colours, teeth, pose);
+  const look = interiorLook(colours, teeth, pose, greyDark);
   const colour = new Float32Array(3);
   // Only pixels near the opening can show the inside of the mouth.
   const box = opening ? openingBox(mouth.frame, opening, look) : null;
@@ -431,6 +462,8 @@ function bilinear(g: Float32Array, k: number, gw: number, ax: number, ay: number
 }
 
 interface InteriorLook {
+  /** The dark grey (`cavity`), as before issue 43: a reference for measuring (renderMouthSprite). */
+  greyDark: boolean;
   cavity: Colour;
   lipEdge: Colour;
   teeth: Colour;
@@ -441,6 +474,17 @@ interface InteriorLook {
   lipEdgeLuma: number;
   /** The photo's own dark's luma (Infinity where it shows none). */
   ownDarkLuma: number;
+  /**
+   * The hue of a mouth's dark where the photo has none of its own (over its luma): the lips',
+   * its chroma REAL_DARK_WARMTH times theirs.
+   */
+  darkHue: Colour;
+  /** The hue of the photo's own dark (over its luma; darkHue where it shows none). */
+  ownDarkHue: Colour;
+  /** The tongue in that hue, at the tongue's luma. */
+  tongueInDark: Colour;
+  /** The lips' luma (the dark's warmth fades as it nears it: darkChroma). */
+  lipLuma: number;
   /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA, OWN_DARK_RIM). */
   rimLift: number;
   lightLeft: number;
@@ -453,7 +497,12 @@ interface InteriorLook {
   teethOnLip: number;
 }
 
-function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry): InteriorLook {
+function interiorLook(
+  c: FaceColours,
+  photo: PhotoTeeth,
+  pose: MouthPoseGeometry,
+  greyDark: boolean,
+): InteriorLook {
   const { shape, scale } = pose;
   const mean = (c.lightLeft + c.lightRight) / 2 || 1;
   const lip = c.lips;
@@ -482,7 +531,20 @@ function interiorLook(c: FaceColours, photo: PhotoTeeth, pose: MouthPoseGeometry
     CAVITY_SATURATION,
   );
   const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
+  const lipLuma = Math.max(1, luma(...lip));
+  const warm = (x: number) => Math.max(0.05, 1 + REAL_DARK_WARMTH * (x / lipLuma - 1));
+  const darkHue = desaturated([warm(lip[0]), warm(lip[1]), warm(lip[2])], REAL_DARK_SATURATION);
   return {
+    greyDark,
+    lipLuma,
+    darkHue: scaled(darkHue, 1 / Math.max(1e-6, luma(...darkHue))),
+    ownDarkHue: photo.dark
+      ? scaled(photo.dark, 1 / Math.max(1, luma(...photo.dark)))
+      : scaled(darkHue, 1 / Math.max(1e-6, luma(...darkHue))),
+    tongueInDark: scaled(
+      darkHue,
+      luma(...desaturated(tongue, 0.45)) / Math.max(1e-6, luma(...darkHue)),
+    ),
     cavity,
     cavityLuma: luma(...cavity),
     ownDarkLuma: own,
@@ -531,6 +593,21 @@ function synthesizedUpperTeeth(
   return Math.max(0, look.upperTeeth - opening.photoTeeth.at(u));
 }
 
+/**
+ * The share of its warm chroma a dark of luma `l` keeps: all of it up to half the lips' luma (the
+ * real open mouths' darks are 0.37 to 0.49 of their lips'), fading to REAL_LIGHT_DARK_CHROMA at
+ * 0.8 of it. A lighter inside (face-api sample5 smiling, turned: her cavity about as light as
+ * her lips, a photo with little black) in the warm hue at full chroma read as a red paint.
+ */
+function darkChroma(l: number, look: InteriorLook): number {
+  return clamp((0.9 - l / look.lipLuma) / 0.3, REAL_LIGHT_DARK_CHROMA, 1);
+}
+
+/** `c`'s chroma about its grey `grey` (its luma) times `keep`, in place. */
+function greyer(c: Float32Array, grey: number, keep: number): void {
+  for (let k = 0; k < 3; k++) c[k] = grey + (c[k]! - grey) * keep;
+}
+
 /** -1..1 from one inner corner to the other. */
 function across(u: number, opening: NonNullable<MouthPoseGeometry['opening']>): number {
   return ((u - opening.uMin) / (opening.uMax - opening.uMin)) * 2 - 1;
@@ -543,6 +620,8 @@ function teethProfile(t: number): number {
 
 /** Scratch for interiorColour's real mouth samples (one render at a time per thread). */
 const REAL_DETAIL = new Float32Array(3);
+/** Scratch for the dark's colour where the photo has none of its own. */
+const DARK_COLOUR = new Float32Array(3);
 
 function interiorColour(
   u: number,
@@ -595,11 +674,35 @@ function interiorColour(
   const mottle = 1 + CAVITY_MOTTLE * mottleAt(px, py);
   const depth =
     CAVITY_TOP_SHADE * (1 + lift) * (1 - underTeeth) * mottle * realCavityShade(t, down, detail);
+  const cavityLuma = look.cavityLuma * depth;
+  if (look.greyDark) {
+    for (let k = 0; k < 3; k++) out[k] = look.cavity[k]! * depth;
+  } else if (opening.inOwnDark) {
+    // In the hue of the photo's own dark (grey, it read blue-grey against that warm dark: face-api
+    // sample5 dark's 1.03 times her lips' warmth, her photo's own open mouth 1.53).
+    for (let k = 0; k < 3; k++) out[k] = look.ownDarkHue[k]! * cavityLuma;
+    greyer(out, cavityLuma, darkChroma(cavityLuma, look));
+  } else {
+    // No dark of the photo's own: the real cavity's colour against its mean (a brown under the
+    // teeth, a maroon floor) on the dark's hue (the lips', warmer), greyer towards the corners.
+    realCavity(t, down, detail);
+    const realLuma = Math.max(1, luma(detail[0]!, detail[1]!, detail[2]!));
+    const mean = realMouthMeans().cavity;
+    const meanLuma = luma(...mean);
+    const c = DARK_COLOUR;
+    for (let k = 0; k < 3; k++) {
+      const rel = detail[k]! / realLuma / Math.max(1e-6, mean[k]! / meanLuma);
+      c[k] = look.darkHue[k]! * clamp(rel, 0.6, 1.6);
+    }
+    const chroma = 1 - REAL_CORNER_GREY * Math.abs(t) ** REAL_ACROSS_LAW;
+    greyer(c, luma(c[0]!, c[1]!, c[2]!), chroma * darkChroma(cavityLuma, look));
+    const f = cavityLuma / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
+    for (let k = 0; k < 3; k++) out[k] = c[k]! * f;
+  }
   // Towards the lips, their edge in shade, but never darker than the cavity there (a dark
   // line round a lighter dark read as an outline drawn round the opening).
-  const cavityLuma = look.cavityLuma * depth;
   const towardsLip = look.lipEdgeLuma > cavityLuma ? near : 0;
-  for (let k = 0; k < 3; k++) out[k] = lerp(look.cavity[k]! * depth, look.lipEdge[k]!, towardsLip);
+  for (let k = 0; k < 3; k++) out[k] = lerp(out[k]!, look.lipEdge[k]!, towardsLip);
   // The tongue: a low mound rising from the floor of the mouth.
   if (look.tongue > 0) {
     const crest = bottom - height * 0.62 * look.tongue * Math.sqrt(Math.max(0, 1 - t * t * 1.3));
@@ -617,7 +720,13 @@ function interiorColour(
       ) *
       lit *
       (1 + 0.5 * CAVITY_MOTTLE * mottleAt(px + 101, py));
-    paint(look.tongueColour, clamp(v - crest + 0.5, 0, 1), shade);
+    // With no dark of the photo's own, in the dark's warm hue (the real mouth's tongue is a
+    // maroon lighter than its dark), not the lips' colour made grey.
+    paint(
+      opening.inOwnDark || look.greyDark ? look.tongueColour : look.tongueInDark,
+      clamp(v - crest + 0.5, 0, 1),
+      shade,
+    );
   }
   // Lower teeth, in the shade of the upper lip: a real row of teeth, tips up.
   const lower = look.lowerTeeth * teethProfile(t);

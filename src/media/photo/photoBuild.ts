@@ -51,6 +51,14 @@ export interface PhotoBuildOptions {
   pool?: PhotoThreadPool;
   /** Told as each stage starts. */
   onStage?: (stage: PhotoBuildStage) => void;
+  /**
+   * The dark of an open mouth grey, as it was drawn before issue 43 (at the same luma): a
+   * reference for measuring, not for showing. The face detector places the lips' landmarks on
+   * the inside's colour as well as its light (a warm dark moved Walter White's inner lip onto
+   * his teeth), and the figures of the mouth up close are measured along the lips found on this
+   * build's frames (test/support/mouthUpClose.ts).
+   */
+  greyDark?: boolean;
 }
 
 export interface PhotoBuildOutput {
@@ -143,7 +151,13 @@ export async function buildPhotoAvatar(
 
   stage('building');
   const frameLandmarks = landmarks.map((p) => toFrame(framing, p));
-  const built = await pool.build(canvas.data, frameLandmarks, options.atlasId, scale);
+  const built = await pool.build(
+    canvas.data,
+    frameLandmarks,
+    options.atlasId,
+    scale,
+    options.greyDark,
+  );
   done('build');
 
   stage('encoding');

@@ -15,7 +15,9 @@ async function run(task: PhotoTask): Promise<PhotoTaskResult> {
     case 'detect':
       return detectFaces(task.rgb, task.width, task.height);
     case 'build': {
-      const build = buildPhotoAtlas(task.canvas, task.landmarks, task.atlasId, task.photoScale);
+      const build = buildPhotoAtlas(task.canvas, task.landmarks, task.atlasId, task.photoScale, {
+        greyDark: task.greyDark,
+      });
       return { atlas: packAtlas(build.atlas), neutral: build.neutral, timings: build.timings };
     }
   }

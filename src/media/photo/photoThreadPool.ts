@@ -60,6 +60,7 @@ export class PhotoThreadPool {
     landmarks: Point[],
     atlasId: string,
     photoScale: number,
+    greyDark = false,
   ): Promise<PhotoBuildResult> {
     return this.pool.run({
       kind: 'build',
@@ -67,6 +68,7 @@ export class PhotoThreadPool {
       landmarks,
       atlasId,
       photoScale,
+      greyDark,
     }) as Promise<PhotoBuildResult>;
   }
 

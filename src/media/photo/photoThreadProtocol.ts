@@ -6,7 +6,14 @@ import type { Point } from './landmarks.js';
 /** Messages between the photo thread pool and its thread (structured-cloneable). */
 export type PhotoTask =
   | { kind: 'detect'; rgb: Uint8Array; width: number; height: number }
-  | { kind: 'build'; canvas: Uint8Array; landmarks: Point[]; atlasId: string; photoScale: number };
+  | {
+      kind: 'build';
+      canvas: Uint8Array;
+      landmarks: Point[];
+      atlasId: string;
+      photoScale: number;
+      greyDark?: boolean;
+    };
 
 export interface PhotoBuildResult {
   /** The atlas packed in shared memory (posted without a copy). */

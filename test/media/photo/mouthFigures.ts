@@ -102,7 +102,16 @@ export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait>
   const openRgb = i420ToRgb({ width: 512, height: 512, data: openFrame });
   const openLuma = lumaOf(openRgb);
   const restLuma = frameLuma(restFrame);
-  const bands = innerMouthBands(openLuma, 512, open.landmarks);
+  // What lies inside the lips (the bands, the teeth, up close) is measured along the lips the
+  // detector finds on the same frame with the dark grey as it was drawn before (the same luma):
+  // where it places them on the colour frame moves with the inside's colour alone (a warm dark
+  // moved Sean Connery's and sample5 turned's inner lips, and their top band, with every pixel's
+  // luma unchanged; mouthUpClose.ts, upCloseFigures).
+  const { atlas: greyAtlas } = await portraitAtlas(bytes, { greyDark: true });
+  const [reference] = await describeFrame(renderStill(greyAtlas, WIDEST), MIN_CONFIDENCE);
+  if (!reference) throw new Error('face recognition found no face in the grey-dark open frame');
+  const bands = innerMouthBands(openLuma, 512, reference.landmarks);
+  const upClose = upCloseFigures(openRgb, 512, 512, reference.landmarks);
   return {
     atlas,
     face: rest.box,
@@ -113,8 +122,8 @@ export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait>
       top: bands.top,
       middle: bands.middle,
       teethAtRest: upperTeethHeight(restLuma, 512, rest.landmarks),
-      teethOpen: upperTeethHeight(openLuma, 512, open.landmarks),
-      upClose: upCloseFigures(openRgb, 512, 512, open.landmarks),
+      teethOpen: upperTeethHeight(openLuma, 512, reference.landmarks),
+      upClose,
     },
   };
 }

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { photoThreadPool } from '../../../src/media/photo/index.js';
+import { describeFaces } from '../../support/faceQuality.js';
 import {
+  asInFrame,
   rangeOf,
   rangeRow,
   realMouths,
   upCloseFailures,
+  upCloseFigures,
   upCloseRow,
   type RealMouth,
+  type UpCloseFigures,
   type UpCloseRange,
 } from '../../support/mouthUpClose.js';
+import { inside } from '../../support/polygon.js';
 import { openMouthedPortraits, usablePortraits } from '../../support/portraitSet.js';
 import { measurePortrait } from './mouthFigures.js';
 
@@ -28,8 +33,11 @@ import { measurePortrait } from './mouthFigures.js';
  * and the teeth). Each is held to the range of the same figure on the REAL open mouths of the
  * portrait set (photographed mid-word, laughing, smiling with teeth), measured as a viewer would
  * see them: no flatter, sharper-edged, more saturated, narrower-rimmed or more of a pool than the
- * real ones' ends. How warm the dark is against the lips is printed beside the real range, not
- * held (test/support/mouthUpClose.ts, `warmth`). The range is printed beside the figures. See docs/photo-avatars.md.
+ * real ones' ends; and how warm the dark is against the lips (test/support/mouthUpClose.ts,
+ * `warmth`: a grey dark read blue-grey in a warm face), no colder than the real ones' least.
+ * The figures of a rendered frame are measured along the lips the detector finds on the same
+ * frame with its dark grey, as drawn before (the build's `greyDark`, the same luma): on the warm
+ * one it moved Walter White's inner lip onto his teeth. The range is printed beside the figures. See docs/photo-avatars.md.
  */
 
 /** Portraits whose open mouth is drawn: closed lips, toothy smiles, a smooth photo, dark skin. */
@@ -77,9 +85,86 @@ beforeAll(async () => {
 
 afterAll(() => photoThreadPool().close());
 
+/**
+ * A real open mouth of the set as a frame shows it, the pixels inside its inner lip contour grown
+ * by `grow` px repainted by `paint` (RGB in place), measured along the lips the detector finds on
+ * the picture as it was (`reference`, as a rendered frame is measured along those of its grey-dark
+ * reference) or on the repainted one.
+ */
+async function repaintedRealMouth(
+  name: string,
+  grow: number,
+  paint: (rgb: Uint8Array, k: number) => void,
+  { reference }: { reference: boolean },
+): Promise<{ before: UpCloseFigures; after: UpCloseFigures }> {
+  const picture = (await openMouthedPortraits()).find((p) => p.name === name)!;
+  const { rgb, width, height } = (await asInFrame(picture.bytes))!;
+  const [face] = await describeFaces(rgb, width, height, 0.2);
+  const landmarks = face!.landmarks;
+  const before = upCloseFigures(rgb, width, height, landmarks);
+  const inner = landmarks.slice(60, 68);
+  const cx = inner.reduce((s, p) => s + p.x, 0) / inner.length;
+  const cy = inner.reduce((s, p) => s + p.y, 0) / inner.length;
+  const grown = inner.map((p) => {
+    const d = Math.hypot(p.x - cx, p.y - cy) || 1;
+    return { x: p.x + ((p.x - cx) / d) * grow, y: p.y + ((p.y - cy) / d) * grow };
+  });
+  const out = Uint8Array.from(rgb);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (inside({ x: x + 0.5, y: y + 0.5 }, grown)) paint(out, (y * width + x) * 3);
+    }
+  }
+  const [found] = reference ? [face!] : await describeFaces(out, width, height, 0.2);
+  return { before, after: upCloseFigures(out, width, height, found!.landmarks) };
+}
+
+/** A real mouth of the set whose dark is dark (its warmth measured). */
+const warmReal = () => real.find((m) => Number.isFinite(m.figures.warmth))!;
+
 describe('the inside of the mouth, up close', () => {
   it('is measured on enough real open mouths', () => {
     expect(real.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('fails a real mouth whose dark is made grey at the same luma (a cold dark)', async () => {
+    const { before, after } = await repaintedRealMouth(
+      warmReal().name,
+      2,
+      (rgb, k) => {
+        const l = Math.round(0.299 * rgb[k]! + 0.587 * rgb[k + 1]! + 0.114 * rgb[k + 2]!);
+        rgb[k] = l;
+        rgb[k + 1] = l;
+        rgb[k + 2] = l;
+      },
+      { reference: true },
+    );
+    console.log(
+      `${warmReal().name}, its inside made grey: warmth ${before.warmth.toFixed(2)} -> ${after.warmth.toFixed(2)}, inner / outer edge ${before.edgeRatio.toFixed(2)} -> ${after.edgeRatio.toFixed(2)}`,
+    );
+    expect(upCloseFailures(before, range)).toEqual([]);
+    expect(upCloseFailures(after, range).join('; ')).toContain('a cold dark');
+  });
+
+  it('fails a real mouth whose inside is a hard-edged flat fill', async () => {
+    // Found again on the filled picture: a fill is judged by its edge wherever the detector
+    // then puts the lips.
+    // The real mouth with the steepest inner edge, filled black.
+    const steepest = [...real].sort((a, b) => b.figures.edgeRatio - a.figures.edgeRatio)[0]!;
+    const { after } = await repaintedRealMouth(
+      steepest.name,
+      0,
+      (rgb, k) => {
+        rgb[k] = 0;
+        rgb[k + 1] = 0;
+        rgb[k + 2] = 0;
+      },
+      { reference: false },
+    );
+    const missed = upCloseFailures(after, range).join('; ');
+    console.log(`${steepest.name}, inside a hard-edged black fill: ${missed}`);
+    expect(missed).toContain('inner / outer edge');
+    expect(missed).toContain('flat');
   });
 
   it('is no flatter, no sharper-edged and no more saturated than real open mouths', () => {
