@@ -30,6 +30,12 @@ export interface UpCloseFigures {
    * grey read blue-grey in a warm face (issue 43: Walter White's, Sean Connery's).
    */
   warmth: number;
+  /**
+   * The dark's hue less the lips' (HSV, degrees, -180..180; the same colours as `warmth`, NaN
+   * where it is NaN): printed, not held. Negative: the dark is redder (towards magenta) than the
+   * lips; positive: more orange.
+   */
+  hueShift: number;
   /** The dark of the mouth's rim and depth (see RimFigures). */
   rim: RimFigures;
 }
@@ -138,6 +144,9 @@ export function upCloseFigures(
     darkSaturation: pixels.length ? dark.reduce((s, p) => s + p.saturation, 0) / dark.length : 0,
     pixels: pixels.length,
     warmth: warmthOf(meanOf(dark.map((p) => p.rgb)), lips),
+    hueShift: Number.isFinite(warmthOf(meanOf(dark.map((p) => p.rgb)), lips))
+      ? hueShiftOf(meanOf(dark.map((p) => p.rgb)), lips)
+      : NaN,
     rim: rimFigures(rgb, width, height, landmarks),
   };
 }
@@ -184,6 +193,18 @@ function warmthOf(dark: Rgb, lips: Rgb): number {
   return warm(dark) / warm(lips);
 }
 
+/** The hue (HSV, degrees) of `dark` less that of `lips`, within -180..180. */
+function hueShiftOf(dark: Rgb, lips: Rgb): number {
+  const hue = ([r, g, b]: Rgb) => {
+    const max = Math.max(r, g, b);
+    const d = max - Math.min(r, g, b);
+    if (d === 0) return 0;
+    const h = max === r ? (g - b) / d : max === g ? 2 + (b - r) / d : 4 + (r - g) / d;
+    return (h * 60 + 360) % 360;
+  };
+  return ((hue(dark) - hue(lips) + 540) % 360) - 180;
+}
+
 export interface UpCloseRange {
   flat: [number, number];
   edgeRatio: [number, number];
@@ -193,6 +214,7 @@ export interface UpCloseRange {
   ring: [number, number];
   /** Over the real mouths whose dark is dark (warmth measured). */
   warmth: [number, number];
+  hueShift: [number, number];
 }
 
 /** The range of each figure over a set of measurements. */
@@ -211,6 +233,10 @@ export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
     warmth: [
       Math.min(...figures.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
       Math.max(...figures.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
+    ],
+    hueShift: [
+      Math.min(...figures.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
+      Math.max(...figures.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
     ],
   };
 }
@@ -348,6 +374,7 @@ export function upCloseRow(f: UpCloseFigures): Record<string, string> {
     'inner / outer edge': f.edgeRatio.toFixed(2),
     'dark saturation': f.darkSaturation.toFixed(2),
     "dark's warmth / lips'": Number.isFinite(f.warmth) ? f.warmth.toFixed(2) : 'not dark',
+    "dark's hue - lips' (deg)": Number.isFinite(f.hueShift) ? f.hueShift.toFixed(0) : 'not dark',
     "rim / lips' edge": rimOverLips(f.rim).toFixed(2),
     "rim, lips' edge (per mille of width)": `${f.rim.width.toFixed(1)}, ${f.rim.lipEdge.toFixed(1)}`,
     'flat dark (pool)': pct(f.rim.pool),
@@ -362,6 +389,7 @@ export function rangeRow(r: UpCloseRange): Record<string, string> {
     'inner / outer edge': `${r.edgeRatio[0].toFixed(2)} to ${r.edgeRatio[1].toFixed(2)}`,
     'dark saturation': `${r.darkSaturation[0].toFixed(2)} to ${r.darkSaturation[1].toFixed(2)}`,
     "dark's warmth / lips'": `${r.warmth[0].toFixed(2)} to ${r.warmth[1].toFixed(2)}`,
+    "dark's hue - lips' (deg)": `${r.hueShift[0].toFixed(0)} to ${r.hueShift[1].toFixed(0)}`,
     "rim / lips' edge": `${r.rimOverLips[0].toFixed(2)} to ${r.rimOverLips[1].toFixed(2)}`,
     "rim, lips' edge (per mille of width)": '',
     'flat dark (pool)': `${pct(r.pool[0])} to ${pct(r.pool[1])}`,
