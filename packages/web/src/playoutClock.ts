@@ -85,6 +85,8 @@ export class PlayoutClock {
   private delivered: { source: number; rtp: number; rtpMs: number; at: number } | undefined;
   /** RTP ms - the statistics' estimate, at each reading of the synchronization sources. */
   private readonly rtpOffsets: number[] = [];
+  /** Their median once there are enough (read at every frame; changes only at a poll). */
+  private rtpOffset: number | undefined;
 
   constructor(private readonly arrivalDelayMs = ARRIVAL_DELAY_MS) {}
 
@@ -117,7 +119,7 @@ export class PlayoutClock {
 
   /** Where the RTP clock stands from the sender's (ms; undefined until it is placed). */
   get rtpOffsetMs(): number | undefined {
-    return this.rtpOffsets.length < MIN_RTP_OFFSETS ? undefined : median(this.rtpOffsets);
+    return this.rtpOffset;
   }
 
   /** A batch written at sender time `t` arrived now. */
@@ -156,12 +158,14 @@ export class PlayoutClock {
     if (stats === undefined || heard === undefined) return;
     this.rtpOffsets.push(heard - stats);
     if (this.rtpOffsets.length > KEPT_RTP_OFFSETS) this.rtpOffsets.shift();
+    if (this.rtpOffsets.length >= MIN_RTP_OFFSETS) this.rtpOffset = median(this.rtpOffsets);
   }
 
   /** Forgets the RTP clock (a new stream or audio source: maybe another sender). */
   resetSources(): void {
     this.delivered = undefined;
     this.rtpOffsets.length = 0;
+    this.rtpOffset = undefined;
   }
 
   /** Reads an audio receiver's statistics. */

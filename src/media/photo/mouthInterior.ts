@@ -67,10 +67,10 @@ export function realMouthMeans(): { teeth: Colour; cavity: Colour } {
 }
 
 /**
- * The real mouth's band at t (-1..1, corner to corner) and y (0..1, down the band), bilinear,
- * relative to the band's mean per channel (1: as the mean), into out.
+ * The real mouth's band at t (-1..1, corner to corner) and y (0..1, down the band), bilinear, its
+ * RGB into out.
  */
-function relative(band: Band, mean: Colour, t: number, y: number, out: Float32Array): void {
+function sample(band: Band, t: number, y: number, out: Float32Array): void {
   const tex = realMouth();
   const { rows, columns } = band;
   const fx = columns.from + ((clamp(t, -1, 1) + 1) / 2) * (columns.to - columns.from) - 0.5;
@@ -85,7 +85,15 @@ function relative(band: Band, mean: Colour, t: number, y: number, out: Float32Ar
     const at = (ii: number, jj: number) => tex[(jj * REAL_MOUTH_COLUMNS + ii) * 3 + c] as number;
     const top = at(i, j) * (1 - ax) + at(i + 1, j) * ax;
     const bottom = at(i, j + 1) * (1 - ax) + at(i + 1, j + 1) * ax;
-    out[c] = clamp((top * (1 - ay) + bottom * ay) / Math.max(1, mean[c] as number), 0.35, 1.6);
+    out[c] = top * (1 - ay) + bottom * ay;
+  }
+}
+
+/** The real mouth's band at t and y (as `sample`), relative to the band's mean per channel. */
+function relative(band: Band, mean: Colour, t: number, y: number, out: Float32Array): void {
+  sample(band, t, y, out);
+  for (let c = 0; c < 3; c++) {
+    out[c] = clamp((out[c] as number) / Math.max(1, mean[c] as number), 0.35, 1.6);
   }
 }
 
@@ -141,22 +149,7 @@ export function realCavityShade(t: number, y: number, out: Float32Array): number
  * no dark of its own takes its hue from it; mouthSprites.ts, interiorColour).
  */
 export function realCavity(t: number, y: number, out: Float32Array): void {
-  const tex = realMouth();
-  const { rows, columns } = CAVITY;
-  const fx = columns.from + ((clamp(t, -1, 1) + 1) / 2) * (columns.to - columns.from) - 0.5;
-  const fy = rows.from + clamp(y, 0, 1) * (rows.to - rows.from) - 0.5;
-  const fxc = clamp(fx, 0, REAL_MOUTH_COLUMNS - 1.001);
-  const fyc = clamp(fy, 0, REAL_MOUTH_ROWS - 1.001);
-  const i = Math.floor(fxc);
-  const j = Math.floor(fyc);
-  const ax = fxc - i;
-  const ay = fyc - j;
-  for (let c = 0; c < 3; c++) {
-    const at = (ii: number, jj: number) => tex[(jj * REAL_MOUTH_COLUMNS + ii) * 3 + c] as number;
-    const top = at(i, j) * (1 - ax) + at(i + 1, j) * ax;
-    const bottom = at(i, j + 1) * (1 - ax) + at(i + 1, j + 1) * ax;
-    out[c] = top * (1 - ay) + bottom * ay;
-  }
+  sample(CAVITY, t, y, out);
 }
 
 /**
