@@ -95,6 +95,16 @@ export class AudioMouthTracker {
   }
 
   /**
+   * Audio time (ms) up to which `poseAt` is final: more audio pushed after the end changes no pose
+   * before it. A pose reads the hop `leadMs` ahead, and a hop is analysed once it is whole, so
+   * this is `leadMs` short of the whole hops pushed. (A face sent ahead up to the audio's end sent
+   * its last line again once the next audio came: about one line a push.)
+   */
+  get finalUntilMs(): number {
+    return this.endMs - this.leadMs;
+  }
+
+  /**
    * Analyse more audio. Mono PCM, Float32 in [-1, 1] or Int16, at any sample rate. `atMs` places
    * the chunk on the tracker's clock: a gap becomes silence, an earlier position drops what was
    * after it (as after an interrupt). Without it the chunk follows the previous one.

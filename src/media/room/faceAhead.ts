@@ -12,11 +12,12 @@ export interface FaceAheadOptions {
   /** The mouth of the sound leaving `aheadMs` from now (the audio pushed so far). */
   mouthIn(aheadMs: number): MouthPose;
   /**
-   * While more audio is coming, how far ahead of now the audio pushed so far reaches (0 when it
-   * ran dry); undefined when none is coming. New lines go no further than it then: the mouth of
-   * audio not yet pushed is not known.
+   * While more audio is coming, how far ahead of now the mouth of the audio pushed so far is final
+   * (0 once that has run out: the audio ran dry); undefined when none is coming. New lines go no
+   * further than it then: the mouth of audio not yet pushed is not known, nor that of the audio's
+   * last few ms (the mouth reads a little ahead of each time).
    */
-  audioAheadMs?(): number | undefined;
+  knownAheadMs?(): number | undefined;
   /** What else the face's life depends on, now. */
   state(): { parked: boolean; conversation: ConversationCue | undefined };
   /** The session's birth on `now()`'s clock: the face's motion time starts there. */
@@ -39,14 +40,16 @@ export interface FaceAheadOptions {
  * received before it whose `t` is at or after its own); `refresh` does the same at once, and
  * for a new stream sends them all.
  *
- * While more audio is coming, new lines reach no further than the audio pushed (at least a
- * tick): beyond it the mouth is not known yet, and a loaded machine pushes late (the audio
+ * While more audio is coming, new lines reach no further than the mouth is final (at least a
+ * tick): beyond the audio pushed it is not known yet, and a loaded machine pushes late (the audio
  * source's queue then runs below a batch). Sent as rest, those times were sent again once the
- * audio came: 1.45 lines per time beside two CPU hogs, a third of the stream's bytes. Otherwise
- * (silence, or the last audio pushed) the batch is whole, and so it is once the pushed audio has
- * run dry for a batch while more is said to be coming: a pause (an agent's own TTS keeps its
- * audio stream open between sentences), not a late push. Sent a tick at a time, a 2 s pause was
- * 50 writes; sent whole, what the next sentence changes is sent again (a batch at most).
+ * audio came: 1.45 lines per time beside two CPU hogs, a third of the stream's bytes. Nor is it
+ * known in the audio's last 20 to 30 ms (the mouth reads 20 ms ahead, in 10 ms hops): lines sent
+ * up to the audio's end were sent again at the next push. Otherwise (silence, or the last audio
+ * pushed) the batch is whole, and so it is once the pushed audio has run dry for a batch while
+ * more is said to be coming: a pause (an agent's own TTS keeps its audio stream open between
+ * sentences), not a late push. Sent a tick at a time, a 2 s pause was 50 writes; sent whole, what
+ * the next sentence changes is sent again (a batch at most).
  */
 export class FaceAhead {
   private periodMs: number;
@@ -89,8 +92,8 @@ export class FaceAhead {
     const now = this.now();
     this.drop(now);
     // Watched every tick, so a pause is told from a late push by how long the audio was dry.
-    const audioAhead = this.o.audioAheadMs?.();
-    if (audioAhead === undefined || audioAhead > 0) this.drySince = undefined;
+    const known = this.o.knownAheadMs?.();
+    if (known === undefined || known > 0) this.drySince = undefined;
     else this.drySince ??= now;
     const base = this.o.toEpochMs(0);
     const recomputed = this.ahead.map((l) =>
@@ -111,9 +114,7 @@ export class FaceAhead {
     const pause = this.drySince !== undefined && now - this.drySince >= batchMs;
     const until =
       now +
-      (audioAhead === undefined || pause
-        ? batchMs
-        : Math.max(this.periodMs, Math.min(batchMs, audioAhead)));
+      (known === undefined || pause ? batchMs : Math.max(this.periodMs, Math.min(batchMs, known)));
     for (; t < until; t += this.periodMs) fresh.push(this.line(t, now));
     if (!this.o.stream.frames([...again, ...fresh])) {
       this.owed = { all, pose };

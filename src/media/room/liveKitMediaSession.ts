@@ -153,7 +153,7 @@ export class LiveKitMediaSession implements MediaSession {
         motion: new FaceMotion(Math.floor(Math.random() * 2 ** 32)),
         stream,
         mouthIn: (aheadMs) => this.player.mouthLeavingIn(aheadMs),
-        audioAheadMs: () => (this.player.pushing ? this.clock.queuedMs() : undefined),
+        knownAheadMs: () => this.player.mouthKnownAheadMs(),
         state: () => ({ parked: this.parked, conversation: this.agentState?.cue() }),
         bornAt: this.bornAt,
         toEpochMs: epochMs,

@@ -119,6 +119,17 @@ export class SpeechPlayer {
     return this.pushingNow || this.queue.length > 0;
   }
 
+  /**
+   * While more audio is coming, how far ahead of now the mouth of the audio pushed so far is
+   * final (the audio queued, less what the mouth reads ahead of each time: the tracker's
+   * `finalUntilMs`); 0 once that has run out; undefined when no more audio is coming.
+   */
+  mouthKnownAheadMs(): number | undefined {
+    if (!this.pushing) return undefined;
+    const unread = this.clock.endMs - this.tracker.finalUntilMs;
+    return Math.max(0, this.clock.queuedMs() - Math.max(0, unread));
+  }
+
   enqueue(u: Utterance): void {
     if (this.closed) return;
     this.queuedAt.set(u.id, epochMs());

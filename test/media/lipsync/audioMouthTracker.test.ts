@@ -117,6 +117,32 @@ describe('AudioMouthTracker', () => {
     }
   });
 
+  it('says up to when its poses are final: audio pushed after changes none before it', () => {
+    const rate = 48000;
+    const t = new AudioMouthTracker();
+    // Pushed in 37 ms pieces (not whole hops), a vowel running on across every boundary.
+    const speech = concat(
+      vowel(400, rate, 750, 1200),
+      noise(100, rate, 0.2),
+      vowel(300, rate, 400, 900),
+    );
+    const piece = Math.round((rate * 37) / 1000);
+    let changedAfter = 0;
+    for (let from = 0; from + piece <= speech.length; from += piece) {
+      const final = t.finalUntilMs;
+      const before = [];
+      for (let ms = 0; ms < t.endMs + 40; ms += 5) before.push(t.poseAt(ms));
+      t.push(speech.subarray(from, from + piece), rate);
+      for (let i = 0; i < before.length; i++) {
+        const ms = i * 5;
+        if (ms < final) expect(t.poseAt(ms), `${ms} ms, final until ${final}`).toEqual(before[i]);
+        else if (JSON.stringify(t.poseAt(ms)) !== JSON.stringify(before[i])) changedAfter++;
+      }
+    }
+    // The bound is not loose: poses past it did change as the audio came.
+    expect(changedAfter).toBeGreaterThan(10);
+  });
+
   it('places chunks on the playout clock: gaps are silence, truncate closes the mouth', () => {
     const rate = 48000;
     const t = new AudioMouthTracker({ leadMs: 0 });

@@ -50,7 +50,7 @@ function setUp() {
     motion: new FaceMotion(7),
     stream,
     mouthIn,
-    audioAheadMs: () => (coming ? clock.queuedMs() : undefined),
+    knownAheadMs: () => (coming ? clock.queuedMs() : undefined),
     state: () => ({ parked, conversation: undefined }),
     bornAt: 0,
     toEpochMs: (ms) => EPOCH + ms,
