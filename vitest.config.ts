@@ -22,8 +22,9 @@ const ALSO_ON_POSTGRES = ['test/server/api.slow.test.ts'];
 export default defineConfig({
   resolve: { alias: workspaceSources },
   test: {
-    // rtc-node's debug lines off (VISAGE_RTC_LOG_LEVEL=debug turns them on).
-    setupFiles: ['test/support/quietLogs.ts'],
+    // rtc-node's debug lines off (VISAGE_RTC_LOG_LEVEL=debug turns them on); the database copies
+    // a test file made are removed when it ends.
+    setupFiles: ['test/support/quietLogs.ts', 'test/server/removeDatabaseCopies.ts'],
     testTimeout: 30_000,
     // One retry: a starved moment on a loaded CI machine (a different timing-bound test in each
     // of the last failed runs) should not fail a 40-minute run; a broken test fails twice. Every

@@ -37,8 +37,11 @@ console.log(`== test:fast: ${files.length} files (npm test runs every file)`);
 // Without isolation: each worker imports the service's modules (hono, PGlite, zod, the media
 // core) once for all its files instead of once per file, which was most of the tier's CPU (252
 // CPU-s isolated, 155 without, the same 80 files and 450 tests in one run). A fast file must not
-// rely on a fresh module graph; one that needs it resets it (vi.resetModules, as
-// faceRenderer.test.ts does). `npm test` and CI still run every file isolated.
+// rely on a fresh module graph: `vi.mock` does not reach a module that an earlier file loaded
+// (speechOutputEnded.test.ts captures the log through the framework's logger instead), and
+// `vi.resetModules` would reload every module for the files after it (faceRenderer.test.ts
+// imports a fresh instance of the one module it needs, with a `?fresh` query). `npm test` and CI
+// still run every file isolated.
 process.exit(
   await runChild(['npx', 'vitest', 'run', '--project', 'embedded', '--no-isolate', ...files]),
 );

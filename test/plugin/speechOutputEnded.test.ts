@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import { log } from '@livekit/agents';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VisageClient } from '@visage-avatar/client';
 import { markerFrame } from '../../packages/livekit-plugin/src/markerFrame.js';
@@ -8,16 +10,24 @@ import { startTestServer, type TestServer } from '../server/testServer.js';
 import { MILO } from './pluginHarness.js';
 import './agentHarness.js';
 
-// The plugin's log lines, to check what it says about replies nobody hears (and how often).
-const logged = vi.hoisted(() => [] as { level: number; msg: string }[]);
-vi.mock('../../packages/livekit-plugin/src/log.js', async () => {
-  const { pino } = await import('pino');
-  const logger = pino(
-    { level: 'debug' },
-    { write: (line: string) => logged.push(JSON.parse(line)) },
+// The plugin's log lines, to check what it says about replies nobody hears (and how often). The
+// plugin's logger is a child of the agents framework's (`pluginLog()` asks for it on each call), so
+// the framework logger's `child` hands the plugin one that writes here. No module mock: in a run
+// without isolation (test:fast) the plugin's modules may already be loaded by an earlier file.
+const logged: { level: number; msg: string }[] = [];
+const capture = pino(
+  { level: 'debug' },
+  { write: (line: string) => logged.push(JSON.parse(line)) },
+);
+const frameworkChild = log().child.bind(log());
+const childSpy = vi
+  .spyOn(log(), 'child')
+  .mockImplementation((bindings, options) =>
+    bindings.plugin === 'visage'
+      ? (capture.child(bindings) as unknown as ReturnType<typeof frameworkChild>)
+      : frameworkChild(bindings, options),
   );
-  return { pluginLog: () => logger };
-});
+afterAll(() => childSpy.mockRestore());
 
 let server: TestServer;
 let client: VisageClient;

@@ -29,9 +29,4 @@ declare module 'vitest' {
   }
 }
 
-/** Copies the template database into a new data directory. */
-export function copyTemplate(template: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'visage-test-'));
-  cpSync(join(template, 'db'), join(dir, 'db'), { recursive: true });
-  return dir;
-}
+export { copyTemplate } from './databaseCopies.js';

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../../src/media/avatarCatalogue.js';
 import type { MouthPose, Viseme } from '../../../src/media/lipsync/viseme.js';
 import {
+  createAtlasFaceRenderer,
   createFaceRenderer,
   EYE_REGION,
   i420Size,
@@ -198,10 +199,13 @@ describe('face renderer: catalogue', () => {
 
 describe('face renderer: building without blocking', () => {
   it('builds in short steps that leave the event loop free, and a sync call finishes it', async () => {
-    // A fresh module instance: nothing is cached yet.
-    const { vi } = await import('vitest');
-    vi.resetModules();
-    const render = await import('../../../src/media/render/index.js');
+    // A fresh instance of the atlas module, its caches empty (the atlases the other suites use
+    // are installed in this file's), without resetting the module graph: a run without isolation
+    // (test:fast) shares it with the files after this one.
+    const source = new URL('../../../src/media/render/spriteAtlas.ts', import.meta.url).pathname;
+    const atlases = (await import(
+      /* @vite-ignore */ `${source}?fresh`
+    )) as typeof import('../../../src/media/render/spriteAtlas.js');
     let longestGapMs = 0;
     let turns = 0;
     let last = performance.now();
@@ -214,7 +218,7 @@ describe('face renderer: building without blocking', () => {
       if (ticking) setImmediate(tick);
     };
     setImmediate(tick);
-    const built = await render.prepareAvatarAsync(AVATAR_CATALOGUE[1]!.avatarId);
+    const built = await atlases.avatarAtlasAsync(AVATAR_CATALOGUE[1]!.avatarId);
     ticking = false;
     console.log(
       `async build: ${built.buildMs.toFixed(0)} ms of work in ${turns} event-loop turns, longest stall ${longestGapMs.toFixed(1)} ms`,
@@ -224,9 +228,11 @@ describe('face renderer: building without blocking', () => {
     expect(turns).toBeGreaterThan(100);
 
     // Started async, then needed at once: the sync path finishes the same build.
-    const pending = render.prepareAvatarAsync(AVATAR_CATALOGUE[2]!.avatarId);
-    const r = render.createFaceRenderer(AVATAR_CATALOGUE[2]!.avatarId, { seed: 1 });
+    const pending = atlases.avatarAtlasAsync(AVATAR_CATALOGUE[2]!.avatarId);
+    const atlas = atlases.avatarAtlas(AVATAR_CATALOGUE[2]!.avatarId);
+    const r = createAtlasFaceRenderer(atlas, { seed: 1 });
     expect(r.renderFrame({ timeMs: 0, mouth: REST, parked: false }).length).toBe(512 * 768);
-    expect((await pending).bytes).toBeGreaterThan(1e6);
+    expect(await pending).toBe(atlas);
+    expect(atlas.bytes).toBeGreaterThan(1e6);
   }, 120_000); // two whole atlas builds: seconds each, more on a busy machine
 });
