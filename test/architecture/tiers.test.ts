@@ -29,6 +29,7 @@ const SLOW_IMPORTS = [
   'test/support/faceQuality.ts',
   'src/media/photo/photoThreadPool.ts',
   'src/media/photo/faceModels.ts',
+  'src/media/photo/findFace.ts',
 ];
 
 function testFiles(dir = 'test'): string[] {
