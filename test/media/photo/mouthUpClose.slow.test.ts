@@ -72,9 +72,9 @@ const DRAWN = [
  * brought the six others into the real range, but on these the figure moved little with it (Bill
  * Murray's gain 2.3 -> 1.5, his warmth 2.14 -> 2.07). Their darkest half is the drawn dark; the
  * frame's lips are colder than the build's measure of them (Sean Connery's (R - B) over luma 0.87
- * against 1.24, Bill Murray's 0.30 against 0.38), or the drawn dark warmer than the build's
- * estimate (Chuck Norris's: his photo's own dark, not modelled, is the likely cause), and at 3x their darks
- * read maroon. See docs/photo-avatars.md. Every other portrait is held to the bound.
+ * against 1.02, Bill Murray's 0.30 against 0.38), or the drawn dark warmer than the build's
+ * estimate (Chuck Norris's: his photo's own dark, not modelled, is the likely cause), and at
+ * 3x their darks read maroon. See docs/photo-avatars.md. Every other portrait is held to the bound.
  */
 const TOO_WARM = [
   'Walter White, glasses, close-up',
