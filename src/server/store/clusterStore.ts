@@ -148,10 +148,17 @@ export async function placeOnClusterNode(
   // for them (seconds, or tens of seconds on a first start), so such a node gets one only when
   // no other has room.
   const order = `media_ready DESC, running::float8 / capacity, (id = $2) DESC, id`;
+  // The quick pass skips locked rows, and a row is locked by more than another create: a node's
+  // heartbeat holds its own for a moment. So while any node with its media up has room, the
+  // quick pass looks at those only: a heartbeat must not send a create to a node still starting
+  // its media (seen in a loaded CI run: the create then waited 60 s for it). When they are all
+  // locked, the waiting pass below takes them in order.
   const quick = await tx.query<{ id: string }>(
     `UPDATE cluster_nodes SET running = running + 1
-     WHERE id = (SELECT id FROM cluster_nodes WHERE ${live} ORDER BY ${order}
-                 LIMIT 1 FOR UPDATE SKIP LOCKED)
+     WHERE id = (SELECT id FROM cluster_nodes
+                 WHERE ${live} AND (media_ready OR NOT EXISTS (
+                   SELECT 1 FROM cluster_nodes WHERE ${live} AND media_ready))
+                 ORDER BY ${order} LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING id`,
     [liveWithinMs, self],
   );
