@@ -459,12 +459,13 @@ describeWebRtc('@visage-avatar/web draws a client mode session in Chromium', (ad
     );
     expect(distance).toBeLessThan(0.35);
     expect(faceRate).toBeGreaterThan(0);
-    // The goal (5 kB/s) is held by what the stream costs when every time is sent once (measured
-    // 3.9 to 4.4 kB/s). The times sent again grow with the load on the avatar's machine (1.01 per
-    // time quiet, 1.07 beside two CPU hogs; a loaded CI run's total was 5.6 kB/s): bounded apart,
-    // so that a sender that sends its batches again needlessly fails here.
-    expect(faceRate - againRate).toBeLessThan(5_000);
-    expect(lines / times).toBeLessThan(2);
+    // The goal, 5 kB/s, everything the viewer received included. Measured 3.9 to 4.2 kB/s, the
+    // times sent again 1.01 to 1.02 per time quiet, beside two or four CPU hogs and in a whole
+    // run (before the batches stopped short of the audio's last 20 to 30 ms, whose mouth is not
+    // final: 1.06 to 1.07 beside hogs, 1.62 and 5.8 kB/s in a whole run). A sender that sends its
+    // batches again needlessly fails the second bound.
+    expect(faceRate).toBeLessThan(5_000);
+    expect(lines / times).toBeLessThan(1.3);
     expect(inStep(sync), sync.tries).toBe(true);
     await context.close();
     await stack.visage.call('DELETE', `/v1/sessions/${created.session_id}`);
