@@ -175,7 +175,7 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-/** The mean colour of the middle half by brightness (steadier than one pixel); none of nothing. */
+/** The mean colour of all of them (shadows and highlights too); none of nothing. */
 function meanColour(colours: Colour[]): Colour | undefined {
   if (colours.length === 0) return undefined;
   const sum = [0, 0, 0];
@@ -183,6 +183,7 @@ function meanColour(colours: Colour[]): Colour | undefined {
   return [sum[0]! / colours.length, sum[1]! / colours.length, sum[2]! / colours.length];
 }
 
+/** The mean colour of the middle half by brightness (steadier than one pixel); none of nothing. */
 export function middleColour(colours: Colour[]): Colour | undefined {
   if (colours.length === 0) return undefined;
   const sorted = [...colours].sort((a, b) => luma(...a) - luma(...b));
