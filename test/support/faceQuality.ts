@@ -27,8 +27,9 @@ const described = new Map<string, Promise<DescribedFace[]>>();
  *
  * Measured once per picture per run: the photo files describe the same pictures (photoMouth and
  * mouthUpClose measure ten of the same portraits' photo, rest and widest-open frames through
- * measurePortrait; photoMouth's identity and small-photo cases describe pictures its table
- * already did), and the same pixels give the same faces. Keyed by the pixels and the confidence,
+ * measurePortrait; lipMeasure describes the same photos as given; photoMouth's identity and
+ * small-photo cases describe pictures its table already did), and the same pixels give the same
+ * faces. Keyed by the pixels and the confidence,
  * kept in this process and in the run's scratch folder (storedOncePerRun) for the other files;
  * each caller gets its own copy.
  */
