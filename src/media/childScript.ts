@@ -18,13 +18,27 @@ export interface ChildScript {
  * `import.meta.url`): `source` beside that module when it runs from the TypeScript sources, else
  * the build's entry `media/<entry>.js` (tsup puts shared chunks at the root of dist/ and entries
  * under their names, so the entry is one or two levels up from the caller).
+ *
+ * `from: 'build'` takes the build's entry even when the caller runs from the sources (tests,
+ * which build dist/ once per run): a thread or process started through tsx first transpiles the
+ * whole graph it imports (a media process 2 to 4 CPU-s, a thread 0.5 to 1). From the sources the
+ * build is the repository's dist/; it must be there.
  */
-export function childScript(caller: string, source: string, entry: string): ChildScript {
-  if (caller.endsWith('.ts')) {
+export function childScript(
+  caller: string,
+  source: string,
+  entry: string,
+  from: 'caller' | 'build' = 'caller',
+): ChildScript {
+  const fromSources = caller.endsWith('.ts');
+  if (fromSources && from === 'caller') {
     return { path: fileURLToPath(new URL(source, caller)), fromSource: true };
   }
-  for (const relative of [`./media/${entry}.js`, `../media/${entry}.js`]) {
-    const path = fileURLToPath(new URL(relative, caller));
+  const candidates = fromSources
+    ? [new URL(`../../dist/media/${entry}.js`, import.meta.url)]
+    : [new URL(`./media/${entry}.js`, caller), new URL(`../media/${entry}.js`, caller)];
+  for (const url of candidates) {
+    const path = fileURLToPath(url);
     if (existsSync(path)) return { path, fromSource: false };
   }
   throw new Error(`the script ${entry} is missing from the build (dist/media/${entry}.js)`);

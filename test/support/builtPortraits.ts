@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  writeFileSync,
-} from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deserialize, serialize } from 'node:v8';
 import {
   buildPhotoAvatar,
   decodePhotoBuild,
@@ -18,7 +10,7 @@ import {
 } from '../../src/media/photo/index.js';
 import type { PhotoThreadPool } from '../../src/media/photo/photoThreadPool.js';
 import { unpackAtlas, type AvatarAtlas } from '../../src/media/render/index.js';
-import { takeLock } from './oncePerRun.js';
+import { storedOncePerRun } from './oncePerRun.js';
 
 /**
  * A photo avatar built once per test run, however many test files build the same portrait: the
@@ -77,21 +69,7 @@ export async function builtPortrait(
     }),
     atlasId,
   });
-  const scratch = process.env.VISAGE_TEST_SCRATCH;
-  if (!scratch) return build();
-  const dir = join(scratch, 'portraits');
-  mkdirSync(dir, { recursive: true });
-  const stored = join(dir, `${key}.v8`);
-  const lock = join(dir, `${key}.lock`);
-  await takeLock(lock);
-  try {
-    if (existsSync(stored)) return deserialize(readFileSync(stored)) as BuiltPortrait;
-    const built = await build();
-    writeFileSync(stored, serialize(built));
-    return built;
-  } finally {
-    rmdirSync(lock);
-  }
+  return storedOncePerRun('portraits', key, build);
 }
 
 /**

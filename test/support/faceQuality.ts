@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Quality figures for photo avatars, measured the way the issue asks: face-recognition
 // distance (face-api's recognition net, dlib's ResNet; same person under 0.6) and SSIM.
+import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { faceApiWith, tfjs } from '../../src/media/photo/faceModels.js';
 import { i420ToRgb, type Rect } from '../../src/media/render/index.js';
+import { storedOncePerRun } from './oncePerRun.js';
 
 export interface DescribedFace {
   box: { x: number; y: number; width: number; height: number };
@@ -18,12 +20,45 @@ export interface DescribedFace {
   landmarks: { x: number; y: number }[];
 }
 
-/** Every face in an RGB picture with its 128-d descriptor, largest first. */
+const described = new Map<string, Promise<DescribedFace[]>>();
+
+/**
+ * Every face in an RGB picture with its 128-d descriptor, largest first.
+ *
+ * Measured once per picture per run: the photo files describe the same pictures (photoMouth and
+ * mouthUpClose measure ten of the same portraits' photo, rest and widest-open frames through
+ * measurePortrait; lipMeasure describes the same photos as given; photoMouth's identity and
+ * small-photo cases describe pictures its table already did), and the same pixels give the same
+ * faces. Keyed by the pixels and the confidence,
+ * kept in this process and in the run's scratch folder (storedOncePerRun) for the other files;
+ * each caller gets its own copy.
+ */
 export async function describeFaces(
   rgb: Uint8Array,
   width: number,
   height: number,
   minConfidence = 0.5,
+): Promise<DescribedFace[]> {
+  const key = createHash('sha256')
+    .update(rgb)
+    .update(`${width}x${height}, from ${minConfidence}`)
+    .digest('hex');
+  let faces = described.get(key);
+  if (!faces) {
+    faces = storedOncePerRun('faces', key, () => findFaces(rgb, width, height, minConfidence));
+    described.set(key, faces);
+    // A failure is not kept: the next caller measures again.
+    faces.catch(() => described.delete(key));
+  }
+  return structuredClone(await faces);
+}
+
+/** describeFaces' measure itself: face-api's detector, landmarks and recognition net. */
+async function findFaces(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  minConfidence: number,
 ): Promise<DescribedFace[]> {
   const faceapi = await faceApiWith('detector', 'landmarks', 'recognition');
   const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');

@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { deserialize, serialize } from 'node:v8';
 
 /**
  * Runs `work` once per test run, however many test files ask for it: the first file to ask runs
@@ -25,6 +26,35 @@ export async function oncePerRun<T>(name: string, work: () => Promise<T>): Promi
     if (existsSync(answer)) return (JSON.parse(readFileSync(answer, 'utf8')) as { value: T }).value;
     const value = await work();
     writeFileSync(answer, JSON.stringify({ value }));
+    return value;
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+/**
+ * As oncePerRun, for answers JSON cannot hold (typed arrays, many of them): `work`'s answer for
+ * `key` is stored v8-serialised as `<folder>/<key>.v8` in the run's scratch folder. Each call
+ * answers its own copy (structured clone), so a caller that sorts or changes what it got changes
+ * nobody else's. For measures of the same input that several test files make (built portraits,
+ * faces described in the same rendered frame).
+ */
+export async function storedOncePerRun<T>(
+  folder: string,
+  key: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const scratch = process.env.VISAGE_TEST_SCRATCH;
+  if (!scratch) return work();
+  const dir = join(scratch, folder);
+  mkdirSync(dir, { recursive: true });
+  const stored = join(dir, `${key}.v8`);
+  const lock = join(dir, `${key}.lock`);
+  await takeLock(lock);
+  try {
+    if (existsSync(stored)) return deserialize(readFileSync(stored)) as T;
+    const value = await work();
+    writeFileSync(stored, serialize(value));
     return value;
   } finally {
     rmdirSync(lock);

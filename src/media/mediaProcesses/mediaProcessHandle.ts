@@ -44,6 +44,12 @@ export interface MediaProcessHandleOptions {
    * the atlases, then load them instead of drawing them again.
    */
   initAfter?: Promise<unknown>;
+  /**
+   * Runs the process from the build (dist/) even when this code runs from its TypeScript
+   * sources (tests, which build dist/ once per run): through tsx a start first transpiles the
+   * whole media graph (childScript.ts).
+   */
+  fromBuild?: boolean;
 }
 
 export interface MediaProcessExit {
@@ -92,7 +98,12 @@ export class MediaProcessHandle {
 
   /** Starts the process and waits until its media core is ready (atlases, TTS warm-up). */
   static async start(o: MediaProcessHandleOptions): Promise<MediaProcessHandle> {
-    const entry = childScript(import.meta.url, './mediaProcessMain.ts', 'mediaProcess');
+    const entry = childScript(
+      import.meta.url,
+      './mediaProcessMain.ts',
+      'mediaProcess',
+      o.fromBuild ? 'build' : 'caller',
+    );
     const profile = cpuProfileFlags(process.execArgv);
     const child = spawn(process.execPath, [...profile, ...childExecArgv(entry), entry.path], {
       // Its own process group: a terminal's Ctrl-C reaches the API process only, which ends the

@@ -51,6 +51,8 @@ export interface ProcessPoolOptions {
   videoCodec?: AvatarVideoCodec;
   /** The processes' speech engines' settings (default: espeak alone). */
   tts?: TtsOptions;
+  /** Runs the processes from the build (dist/) even from the sources (MediaProcessHandleOptions). */
+  fromBuild?: boolean;
 }
 
 /** Sessions a process runs before it is replaced, unless told otherwise (see above). */
@@ -243,6 +245,7 @@ export class ProcessPoolMediaCore implements MediaCore {
       assets: this.options.assets,
       progress: how.progress,
       initAfter: how.initAfter,
+      fromBuild: this.options.fromBuild,
     });
     if (this.closing) {
       await handle.shutdown(SHUTDOWN_MS);

@@ -104,10 +104,16 @@ function inStep(w: { medianCorrelation: number; medianAbsLagMs: number }): boole
   return w.medianCorrelation > MIN_WINDOW_CORRELATION && w.medianAbsLagMs <= MAX_WINDOW_LAG_MS;
 }
 
+/**
+ * The photo avatar speaks in step with its sound (asserted); with `compareStock`, the stock avatar
+ * is measured the same way and printed beside it (once per file: it asserts nothing, and each
+ * measure is about 20 s of a real-time session).
+ */
 async function lipSyncedSpeech(
   stack: MediaStack,
   where: string,
   { avatarId, mouthRegion }: { avatarId: string; mouthRegion: Rect },
+  { compareStock }: { compareStock: boolean },
 ): Promise<void> {
   // Ended whatever is asserted: a session left running would hold its atlas in later tests.
   const sessions: JoinedSession[] = [];
@@ -135,13 +141,15 @@ async function lipSyncedSpeech(
     console.log(
       `${where}: photo avatar: lip-sync correlation ${p.sync.correlation.toFixed(3)} at ${p.sync.lagMs} ms (goal >= 0.8); on arrival times ${p.onArrival.correlation.toFixed(3)} at ${p.onArrival.lagMs} ms; ${describeWindows(p.byWindow)}; ${describeSettle(p.steady)}`,
     );
-    // The stock avatar, measured the same way, for comparison.
-    const stock = await stack.session(AVATAR_CATALOGUE[0]!.avatarId);
-    sessions.push(stock);
-    const s = await speakAndMeasure(stack, stock);
-    console.log(
-      `${where}: stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms; ${describeWindows(s.byWindow)}; ${describeSettle(s.steady)}`,
-    );
+    if (compareStock) {
+      // The stock avatar, measured the same way, for comparison.
+      const stock = await stack.session(AVATAR_CATALOGUE[0]!.avatarId);
+      sessions.push(stock);
+      const s = await speakAndMeasure(stack, stock);
+      console.log(
+        `${where}: stock avatar (Ada): lip-sync correlation ${s.sync.correlation.toFixed(3)} at ${s.sync.lagMs} ms; on arrival times ${s.onArrival.correlation.toFixed(3)} at ${s.onArrival.lagMs} ms; ${describeWindows(s.byWindow)}; ${describeSettle(s.steady)}`,
+      );
+    }
     // Asserted in windows: a mouth that does not follow the sound scores near 0 in every window,
     // while the offset's wander on a loaded machine (a jump of 120 ms mid-text was seen with two
     // CPU hogs: whole-text 0.59, windows 0.86) does not fail it.
@@ -165,7 +173,9 @@ describeWebRtc('a photo avatar lip-synced as users run the media (a media proces
   });
 
   it('speaks lip-synced: mouth opening in the received video follows the audio envelope', async () => {
-    await lipSyncedSpeech(stack, 'media process', await buildPhotoAvatar(stack));
+    await lipSyncedSpeech(stack, 'media process', await buildPhotoAvatar(stack), {
+      compareStock: false,
+    });
   }, 120_000);
 });
 
@@ -188,7 +198,7 @@ describeWebRtc('a photo avatar end to end (real WebRTC through the embedded serv
 
   // The media in this process too (`--media-processes 0`), everything sharing one event loop.
   it('speaks lip-synced with the media in the API process', async () => {
-    await lipSyncedSpeech(stack, 'in process', { avatarId, mouthRegion });
+    await lipSyncedSpeech(stack, 'in process', { avatarId, mouthRegion }, { compareStock: true });
   }, 120_000);
 
   it('lives while idle (never a frozen frame), parks at a low frame rate and resumes', async () => {
