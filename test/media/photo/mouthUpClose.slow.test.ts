@@ -69,12 +69,14 @@ const DRAWN = [
 /**
  * Drawn darks still warmer against their lips than any real one (the upper bound, open: issue
  * 43). Four men with a moustache, a beard or stubble at the lips: the gain chosen per portrait
- * brought the six others into the real range, but on these the figure moved little with it (Bill
- * Murray's gain 2.3 -> 1.5, his warmth 2.14 -> 2.07). Their darkest half is the drawn dark; the
- * frame's lips are colder than the build's measure of them (Sean Connery's (R - B) over luma 0.87
- * against 1.02, Bill Murray's 0.30 against 0.38), or the drawn dark warmer than the build's
- * estimate (Chuck Norris's: his photo's own dark, not modelled, is the likely cause), and at
- * 3x their darks read maroon. See docs/photo-avatars.md. Every other portrait is held to the bound.
+ * brought the six others into the real range. On these the detector puts the inner lip contour
+ * on the upper teeth's lower edge and across the middle of the dark, so the figure's lips hold
+ * teeth and the lower dark (colder than the lips: Chuck Norris's 0.33 in (R - B) over luma where
+ * his lips between their contours are 0.41), and its dark is the opening's upper part. A gain
+ * measured on the rendered sprite itself, four ways, did not bring all four in without taking the
+ * astronaut below the lower bound; Chuck Norris would need a gain near 0.2. At 3x Walter White's
+ * and Sean Connery's darks read maroon. See docs/photo-avatars.md ("Where the build's aim and the
+ * frame part"). Every other portrait is held to the bound.
  */
 const TOO_WARM = [
   'Walter White, glasses, close-up',
