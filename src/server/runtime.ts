@@ -11,6 +11,7 @@ import { TtsEngines } from '../media/tts/index.js';
 import { adminSocketPath, startAdminSocket } from './admin/adminSocket.js';
 import { Cluster } from './cluster/cluster.js';
 import { createApp, type AppDeps, type MountedPages } from './http/app.js';
+import { CreateLull } from './http/createLull.js';
 import { frontDoor } from './http/frontDoor.js';
 import { readinessCheck } from './http/readiness.js';
 import { AvatarBuilder } from './assets/avatarBuilder.js';
@@ -76,9 +77,20 @@ export interface StartOptions {
    * compressed before); default false (tests that fetch one get it compressed at their fetch).
    */
   prepareStockAtlases?: boolean;
+  /**
+   * Those two wait, after the start, until no session create has come for this long, ms
+   * (default BACKGROUND_LULL_MS).
+   */
+  backgroundLullMs?: number;
   /** Pages served beside the API (`visage dev` mounts its playground); default none. */
   pages?: readonly MountedPages[];
 }
+
+/**
+ * How long the node's work for itself after its start (preloadSpeechModel, prepareStockAtlases)
+ * waits for no session create to come: longer than the gaps inside a burst, short beside a start.
+ */
+export const BACKGROUND_LULL_MS = 3_000;
 
 /** Where a node keeps what it can rebuild (avatar atlases): safe to delete. */
 export const cacheDirOf = (dataDir: string) => join(dataDir, 'cache');
@@ -237,7 +249,8 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       log,
       pages: options.pages,
     };
-    const http = createServer(frontDoor(createApp(appDeps), appDeps));
+    const lull = new CreateLull();
+    const http = createServer(frontDoor(createApp(appDeps), appDeps, lull));
     answerParserErrors(http, log);
     await listen(http, config.port, config.host);
     listened();
@@ -248,19 +261,23 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
         });
     sessions.startReconciliation();
     if (admin) lock.update({ adminSocket: adminSocketPath(config.dataDir) });
-    // On its own thread, after the start-up; it never fails (see speechModelPreload), and a
-    // close does not wait for it.
-    // After the media processes' start too: it would take their CPU.
+    // The node's work for itself after its start waits for the media processes' start (it would
+    // take their CPU) and then for a lull in creates: a retry storm comes as soon as a node
+    // answers again, and this work on the same cores made it wait (createLull.ts).
+    const afterStart = (own?.ready() ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => {
+        lull.start();
+        return lull.after(options.backgroundLullMs ?? BACKGROUND_LULL_MS);
+      });
+    // On its own thread; it never fails (see speechModelPreload), and a close does not wait for it.
     if (options.preloadSpeechModel) {
-      void (own?.ready() ?? Promise.resolve())
-        .catch(() => undefined)
-        .then(() => preloadSpeechModel(log, undefined, tts));
+      void afterStart.then(() => preloadSpeechModel(log, undefined, tts));
     }
-    // The stock avatars' atlases for browsers, after the media processes' start (which drew
-    // them into the render cache): in a child process at the lowest priority, one at a time.
+    // The stock avatars' atlases for browsers (the media processes' start drew them into the
+    // render cache): in a child process at the lowest priority, one at a time.
     if (options.prepareStockAtlases) {
-      void (own?.ready() ?? Promise.resolve())
-        .catch(() => undefined)
+      void afterStart
         .then(() => openStore.listStockAvatars())
         .then((stock) => Promise.all(stock.map((avatar) => atlasDelivery.prepare(avatar))))
         .catch((err: unknown) => log.warn({ err }, 'stock atlases not compressed'));

@@ -2,6 +2,7 @@
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
+import { CreateLull } from '../../src/server/http/createLull.js';
 import { readinessCheck } from '../../src/server/http/readiness.js';
 import { startTestServer, type TestServer } from './testServer.js';
 
@@ -116,6 +117,17 @@ describe('the front door', () => {
     const del = await s.call('DELETE', `/v1/sessions/${first.session_id}`, { auth: key.secret });
     expect(del.status).toBe(204);
     expect((await create(s, key.secret)).status).toBe(201);
+  });
+});
+
+describe("the lull in creates (the node's own work after its start waits for one)", () => {
+  it('counts every session create, answered or refused, and nothing else', async () => {
+    const seenCreates = vi.spyOn(CreateLull.prototype, 'seen');
+    await server.call('GET', '/healthz');
+    await server.call('GET', '/v1/avatars', { auth: 'sk_not_a_key' });
+    expect(seenCreates).not.toHaveBeenCalled();
+    expect((await create(server, 'sk_not_a_key')).status).toBe(401);
+    expect(seenCreates).toHaveBeenCalledTimes(1);
   });
 });
 

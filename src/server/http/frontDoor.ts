@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { hashSecret } from '../store/store.js';
 import { apiErrorOf, type ApiError } from './apiError.js';
 import type { SessionError } from '../sessions/sessionErrors.js';
+import type { CreateLull } from './createLull.js';
 import { CreateQueue } from './createQueue.js';
 import { secretOf } from './authenticate.js';
 import { errorEnvelope } from './errorResponse.js';
@@ -26,6 +27,7 @@ import { healthOf } from './routes/meta.js';
 export function frontDoor(
   app: Hono<AppEnv>,
   deps: AppDeps,
+  lull?: CreateLull,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const api = getRequestListener(app.fetch);
   const creates = new CreateQueue(deps.sessions);
@@ -39,10 +41,9 @@ export function frontDoor(
       answer({ req, res, started, log: deps.log }, 200, {}, healthOf(deps));
       return;
     }
-    const secret =
-      req.method === 'POST' && path === ENDPOINTS.createSession.path
-        ? secretOf(req.headers.authorization ?? null)
-        : undefined;
+    const create = req.method === 'POST' && path === ENDPOINTS.createSession.path;
+    if (create) lull?.seen();
+    const secret = create ? secretOf(req.headers.authorization ?? null) : undefined;
     if (secret === undefined) {
       void api(req, res);
       return;
