@@ -90,7 +90,7 @@ export interface StartOptions {
  * How long the node's work for itself after its start (preloadSpeechModel, prepareStockAtlases)
  * waits for no session create to come: longer than the gaps inside a burst, short beside a start.
  */
-export const BACKGROUND_LULL_MS = 3_000;
+export const BACKGROUND_LULL_MS = 10_000;
 
 /** Where a node keeps what it can rebuild (avatar atlases): safe to delete. */
 export const cacheDirOf = (dataDir: string) => join(dataDir, 'cache');
