@@ -66,15 +66,16 @@ export interface StartOptions {
   /** TTS engines (new voices use the default); default: made from `config.media.tts`. */
   tts?: TtsEngines;
   /**
-   * Prepare voice making (the voice-activity model and espeak-ng in this process) as soon as the
-   * node listens, so that the first voice made does not wait seconds for them; default false
-   * (tests make few voices). It runs after the start-up, not in it: it is not needed to serve,
-   * and its CPU would slow the media processes' start on a small machine.
+   * Prepare voice making (the voice-activity model and espeak-ng in this process) once the node
+   * has started and no create has come for `backgroundLullMs`, so that the first voice made
+   * then does not wait seconds for them; default false (tests make few voices). It is no part of
+   * the start-up: it is not needed to serve, and its CPU would slow the media processes' start
+   * and a first burst of creates on a small machine.
    */
   preloadSpeechModel?: boolean;
   /**
-   * Compress the stock avatars' atlases for browsers once the node has started (those not
-   * compressed before); default false (tests that fetch one get it compressed at their fetch).
+   * Compress the stock avatars' atlases for browsers once the node has started and no create has
+   * come for `backgroundLullMs` (those not compressed before); default false (tests that fetch one get it compressed at their fetch).
    */
   prepareStockAtlases?: boolean;
   /**
