@@ -11,8 +11,7 @@ import { speechThreadPool } from '../../media/audioThreads/index.js';
  * the media processes warm their own). Without it the first voice made after a start waited seconds
  * for both (15 s against 2 s for the next one on a busy 2-core machine). Both load off the event
  * loop; the node runs this after its start, in a lull of creates (runtime.ts; it is no part of
- * being ready). A failure is only
- * logged: the first voice then loads them itself.
+ * being ready). A failure is only logged: the first voice then loads them itself.
  */
 export async function preloadSpeechModel(
   log: Logger,
