@@ -75,7 +75,8 @@ export interface StartOptions {
   preloadSpeechModel?: boolean;
   /**
    * Compress the stock avatars' atlases for browsers once the node has started and no create has
-   * come for `backgroundLullMs` (those not compressed before); default false (tests that fetch one get it compressed at their fetch).
+   * come for `backgroundLullMs` (those not compressed before); default false (tests that fetch
+   * one get it compressed at their fetch).
    */
   prepareStockAtlases?: boolean;
   /**
