@@ -6,11 +6,10 @@
 // The install is `npm ci --offline` from a lockfile made of this repository's own (see
 // scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { oncePerRun } from '../support/oncePerRun.js';
+import { oncePerRun, releaseLock, takeLock } from '../support/oncePerRun.js';
 import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
 
 const run = promisify(execFile);
@@ -52,27 +51,18 @@ export function manifestOf(dir: string): Manifest {
 export type Packed = PackedWorkspace & { files: string[] };
 
 /**
- * Runs `work` while no other test file of this run builds the packages: two builds at once would
- * write (and clean) the same dist folders. A lock older than 20 minutes is a crashed run's.
+ * Runs `work` while no other test file (of this run or another on the same checkout) builds the
+ * packages: two builds at once would write (and clean) the same dist folders. A crashed run's
+ * lock is taken over (takeLock).
  */
 async function exclusively<T>(repo: string, work: () => Promise<T>): Promise<T> {
   const lock = join(repo, '.tmp/packages-build.lock');
   mkdirSync(join(repo, '.tmp'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
-      if (since !== undefined && Date.now() - since > 20 * 60_000)
-        rmSync(lock, { force: true, recursive: true });
-      await sleep(1_000);
-    }
-  }
+  await takeLock(lock);
   try {
     return await work();
   } finally {
-    rmSync(lock, { force: true, recursive: true });
+    releaseLock(lock);
   }
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { mkdirSync, rmdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { prepareAvatarCached } from '../../src/media/render/atlasCache.js';
-import { takeLock } from './oncePerRun.js';
+import { releaseLock, takeLock } from './oncePerRun.js';
 
 /**
  * The catalogue avatars' atlases, drawn once per test run by the real renderer and stored with
@@ -29,7 +29,7 @@ export async function loadCatalogueAtlases(
       const outcome = await prepareAvatarCached(id, dir);
       if (outcome.storeError) throw new Error(`atlas of ${id} not stored: ${outcome.storeError}`);
     } finally {
-      rmdirSync(lock);
+      releaseLock(lock);
     }
   }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deserialize, serialize } from 'node:v8';
@@ -28,7 +28,7 @@ export async function oncePerRun<T>(name: string, work: () => Promise<T>): Promi
     writeFileSync(answer, JSON.stringify({ value }));
     return value;
   } finally {
-    rmdirSync(lock);
+    releaseLock(lock);
   }
 }
 
@@ -57,19 +57,81 @@ export async function storedOncePerRun<T>(
     writeFileSync(stored, serialize(value));
     return value;
   } finally {
-    rmdirSync(lock);
+    releaseLock(lock);
   }
 }
 
-/** Creating a folder is atomic: whoever creates it holds the lock (the callers' hooks time out). */
-export async function takeLock(path: string): Promise<void> {
+/** How long a file waits for a lock before it fails, naming the holder (no silent hang). */
+export const LOCK_WAIT_LIMIT_MS = 10 * 60_000;
+
+/**
+ * Takes the lock folder `path`: creating a folder is atomic, so whoever creates it holds the
+ * lock. The holder writes who it is inside (`holder.json`: pid, what it runs, since when). A
+ * lock whose holder's process has died (a test file killed mid-build) is taken over; one held
+ * longer than `limitMs` by a live process fails the waiting file with the holder's name (a
+ * piece of work that never ends would otherwise hold every file behind it to its hook time-out).
+ */
+export async function takeLock(path: string, limitMs = LOCK_WAIT_LIMIT_MS): Promise<void> {
+  const started = Date.now();
   for (;;) {
     try {
       mkdirSync(path);
+      writeFileSync(join(path, 'holder.json'), JSON.stringify(thisHolder()));
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      await sleep(100);
     }
+    const holder = readHolder(path);
+    if (holder && !alive(holder.pid)) {
+      rmSync(path, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() - started > limitMs) {
+      const who = holder
+        ? `process ${holder.pid} (${holder.file}) since ${new Date(holder.since).toISOString()}`
+        : 'a process that has not said who it is';
+      throw new Error(
+        `waited ${Math.round(limitMs / 1000)} s for the lock ${path}, held by ${who}`,
+      );
+    }
+    await sleep(100);
+  }
+}
+
+/** Gives the lock folder `path` back (its holder record with it). */
+export function releaseLock(path: string): void {
+  rmSync(path, { recursive: true, force: true });
+}
+
+interface Holder {
+  pid: number;
+  /** The test file (vitest's worker names it), or the script. */
+  file: string;
+  since: number;
+}
+
+const thisHolder = (): Holder => ({
+  pid: process.pid,
+  file: process.env.VITEST_POOL_ID
+    ? `vitest worker ${process.env.VITEST_POOL_ID}`
+    : (process.argv[1] ?? 'node'),
+  since: Date.now(),
+});
+
+/** The lock's holder, or undefined while it has not written itself in yet (or wrote half). */
+function readHolder(path: string): Holder | undefined {
+  try {
+    return JSON.parse(readFileSync(join(path, 'holder.json'), 'utf8')) as Holder;
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
