@@ -24,8 +24,8 @@ export interface UpCloseFigures {
   pixels: number;
   /**
    * How warm the dark of the mouth is against the lips: (R - B) over luma of the mean colour of
-   * the darkest half of the pixels inside the inner lips, over the same of the pixels between the
-   * inner and outer lip contours; NaN where the dark is not dark (its luma at least DARK_SHARE of
+   * the darkest half of the pixels inside the inner lips, over the same of the lips: the pixels
+   * between the inner and outer lip contours that are neither teeth nor dark (lipsAsSeen); NaN where the dark is not dark (its luma at least DARK_SHARE of
    * the lips': a smile's sliver, whose darkest half is teeth) or the lips are not warm. A real
    * mouth's dark is warmer than its lips (the red light bounced round its inside); a dark made
    * grey read blue-grey in a warm face (issue 43: Walter White's, Sean Connery's).
