@@ -75,7 +75,8 @@ const DRAWN = [
  * dark is warmer than the model (2.10 times his lips); Sean Connery's frame reads 1.93 where the
  * build aims at 1.62 (its dark, where the detector's inner contour cuts it, is the opening's upper
  * part, under the teeth). A gain corrected on the rendered sprite's own dark moved Sean Connery's
- * the wrong way (1.93 -> 2.02). At 4x both read a deep red-brown, Walter White's still maroon.
+ * the wrong way (1.93 -> 2.02). At 4x both still read maroon (Sean Connery's floor band a
+ * little less red than before).
  * See docs/photo-avatars.md ("Lips that are lips"). Every other portrait is held to the bound.
  */
 const TOO_WARM = ['Walter White, glasses, close-up', 'Sean Connery, tuxedo'];
