@@ -4,6 +4,7 @@
 // face detector places on it (dlib's order: 48-59 the outer lip contour, 60-67 the inner).
 // Measured alike on real photographs of open mouths (the range) and on rendered frames.
 import sharp from 'sharp';
+import { lipsAsSeen } from '../../src/media/photo/lipsAsSeen.js';
 import { i420ToRgb, rgbToI420 } from '../../src/media/render/index.js';
 import { bilinear, describeFaces, describeImage } from './faceQuality.js';
 import { inside, type Pt } from './polygon.js';
@@ -23,8 +24,8 @@ export interface UpCloseFigures {
   pixels: number;
   /**
    * How warm the dark of the mouth is against the lips: (R - B) over luma of the mean colour of
-   * the darkest half of the pixels inside the inner lips, over the same of the pixels between the
-   * inner and outer lip contours; NaN where the dark is not dark (its luma at least DARK_SHARE of
+   * the darkest half of the pixels inside the inner lips, over the same of the lips: the pixels
+   * between the inner and outer lip contours that are neither teeth nor dark (lipsAsSeen); NaN where the dark is not dark (its luma at least DARK_SHARE of
    * the lips': a smile's sliver, whose darkest half is teeth) or the lips are not warm. A real
    * mouth's dark is warmer than its lips (the red light bounced round its inside); a dark made
    * grey read blue-grey in a warm face (issue 43: Walter White's, Sean Connery's).
@@ -140,7 +141,7 @@ export function upCloseFigures(
   }
   pixels.sort((p, q) => p.luma - q.luma);
   const dark = pixels.slice(0, Math.max(1, Math.floor(pixels.length / 2)));
-  const lips = lipColour(rgb, width, outer, inner);
+  const lips = lipColour(rgb, width, outer, inner, lumaOfRgb(meanOf(dark.map((p) => p.rgb))));
   const outerStep = steepest(luma, width, height, outer);
   return {
     flat: pixels.length ? flat / pixels.length : 0,
@@ -171,12 +172,18 @@ function meanOf(colours: readonly Rgb[]): Rgb {
   return [sum[0] / n, sum[1] / n, sum[2] / n];
 }
 
-/** The colour of the lips: the mean of the pixels inside `outer` and outside `inner`. */
+/**
+ * The colour of the lips: the mean of the pixels inside `outer` and outside `inner` that are lips
+ * (lipsAsSeen, the build's own definition: not teeth, not as dark as the inside, whose darkest
+ * half has luma `darkLuma`). The detector put the inner contour of the four men's open frames on
+ * the upper teeth's lower edge and across the dark: their "lips" held teeth and the lower dark.
+ */
 function lipColour(
   rgb: Uint8Array,
   width: number,
   outer: readonly Pt[],
   inner: readonly Pt[],
+  darkLuma: number,
 ): Rgb {
   const xs = outer.map((p) => p.x);
   const ys = outer.map((p) => p.y);
@@ -189,8 +196,10 @@ function lipColour(
       colours.push([rgb[k] as number, rgb[k + 1] as number, rgb[k + 2] as number]);
     }
   }
-  return meanOf(colours);
+  return [...lipsAsSeen(colours, darkLuma)];
 }
+
+const lumaOfRgb = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
 
 /** (R - B) over luma of `dark` over the same of `lips`; NaN where `dark` is not dark. */
 function warmthOf(dark: Rgb, lips: Rgb): number {

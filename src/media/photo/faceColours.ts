@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import type { Curve } from './curve.js';
+import { lipsAsSeen } from './lipsAsSeen.js';
 import type { EyeShape, PhotoFace } from './photoFace.js';
 import type { FloatPicture } from './warp.js';
 
@@ -14,10 +15,11 @@ export type Colour = readonly [number, number, number];
 export interface FaceColours {
   lips: Colour;
   /**
-   * The lips as a viewer's eye takes them in round an open mouth: the mean colour of every pixel
+   * The lips as a viewer's eye takes them in round an open mouth: the mean colour of the pixels
    * between the inner contours and the outer ones grown by LIPS_SEEN_GROWTH (shadows, highlights,
-   * the hairs of a moustache, the skin at their edge), what a mouth's dark is held as warm as
-   * (mouthSprites.ts, darkGain; test/support/mouthUpClose.ts measures the lips so on a frame).
+   * the hairs of a moustache, the skin at their edge) that are lips, not teeth or the dark of a
+   * mouth open in the photo (lipsAsSeen, as test/support/mouthUpClose.ts measures the lips on a
+   * frame): what a mouth's dark is held as warm as (mouthSprites.ts, portraitDarkGain).
    */
   lipsSeen: Colour;
   sclera: Colour;
@@ -130,7 +132,8 @@ export function measureFaceColours(
   lit.sort((a, b) => a - b);
   return {
     lips: middleColour(lips) ?? [150, 90, 90],
-    lipsSeen: meanColour(seen) ?? middleColour(lips) ?? [150, 90, 90],
+    lipsSeen: (seen.length ? lipsAsSeen(seen, 0) : undefined) ??
+      middleColour(lips) ?? [150, 90, 90],
     sclera: middleColour(whites) ?? [225, 220, 215],
     pupil: middleColour(darkest) ?? [30, 25, 25],
     lightLeft,
@@ -173,14 +176,6 @@ function median(values: number[]): number {
   if (values.length === 0) return 128;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
-/** The mean colour of all of them (shadows and highlights too); none of nothing. */
-function meanColour(colours: Colour[]): Colour | undefined {
-  if (colours.length === 0) return undefined;
-  const sum = [0, 0, 0];
-  for (const c of colours) for (let k = 0; k < 3; k++) sum[k]! += c[k]!;
-  return [sum[0]! / colours.length, sum[1]! / colours.length, sum[2]! / colours.length];
 }
 
 /** The mean colour of the middle half by brightness (steadier than one pixel); none of nothing. */

