@@ -12,7 +12,7 @@ import {
 /**
  * The embedded database's thread: PGlite (PostgreSQL in WebAssembly, each statement run
  * synchronously) opened on the data directory, running the statements the API's thread posts,
- * one task at a time (embeddedDatabase.ts keeps them in order and transactions whole).
+ * one task at a time (database.ts keeps them in order and transactions whole).
  */
 
 const data = workerData as DatabaseThreadData;
