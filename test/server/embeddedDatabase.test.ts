@@ -78,6 +78,47 @@ describe('the embedded database on its own thread', () => {
     });
   });
 
+  it('gives the caller a failed COMMIT, and goes on', async () => {
+    await withDatabase(async (db) => {
+      await db.exec(
+        'CREATE TEMP TABLE d (n int CONSTRAINT d_n UNIQUE DEFERRABLE INITIALLY DEFERRED)',
+      );
+      const committed = db.transaction(async (tx) => {
+        await tx.query('INSERT INTO d VALUES (1), (1)'); // checked only at COMMIT
+        return 'inserted';
+      });
+      await expect(committed).rejects.toMatchObject({ code: '23505', constraint: 'd_n' });
+      expect((await db.query<{ c: number }>('SELECT count(*)::int AS c FROM d')).rows).toEqual([
+        { c: 0 },
+      ]);
+    });
+  });
+
+  it("answers a transaction's statements larger than its channel, and a long one without holding the loop", async () => {
+    await withDatabase(async (db) => {
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 5);
+      try {
+        const [big, n] = await db.transaction(async (tx) => {
+          // 4 MB of text: over the 1 MiB channel, so it comes back as a message.
+          const r = await tx.query<{ s: string }>("SELECT repeat('x', 4000000) AS s");
+          const ticksBefore = ticks;
+          const long = await tx.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM generate_series(1, 5000000) AS s(i) WHERE i % 7 = 0',
+          );
+          // Past its sleep budget the API's thread waits for the answer without blocking.
+          expect(ticks - ticksBefore).toBeGreaterThanOrEqual(3);
+          return [r.rows[0]!.s.length, long.rows[0]!.n];
+        });
+        expect(big).toBe(4000000);
+        expect(n).toBe(714285);
+        expect((await db.query<{ a: number }>('SELECT 1 AS a')).rows).toEqual([{ a: 1 }]);
+      } finally {
+        clearInterval(timer);
+      }
+    });
+  });
+
   it("keeps a PostgreSQL error's code and fields across the thread", async () => {
     await withDatabase(async (db) => {
       await db.exec('CREATE TEMP TABLE u (k text CONSTRAINT u_k UNIQUE)');

@@ -11,6 +11,11 @@ import {
   type DatabaseThreadError,
 } from './databaseThreadProtocol.js';
 import { StatementQueue } from './statementQueue.js';
+import {
+  TransactionChannel,
+  type ChannelAnswer,
+  type ChannelRequest,
+} from './transactionChannel.js';
 
 /**
  * The narrow SQL surface the store needs. PGlite (embedded, WASM Postgres) implements it here;
@@ -70,9 +75,10 @@ export async function openEmbeddedDatabase(
   let fromTemplate = !existsSync(path) && copyTemplate(options.template, path);
   /** Threads started so far: a transaction is lost with the thread it began on. */
   let threadsStarted = 0;
-  const pool = new ThreadPool<DatabaseTask, DatabaseTaskResult, DatabaseThreadError>({
+  const channel = new TransactionChannel();
+  const pool = new ThreadPool<DatabaseTask, DatabaseTaskResult, DatabaseThreadError, unknown>({
     startThread: () => {
-      const workerData: DatabaseThreadData = { path, fromTemplate };
+      const workerData: DatabaseThreadData = { path, fromTemplate, channel: channel.buffer };
       fromTemplate = false;
       threadsStarted++;
       const script = childScript(
@@ -94,8 +100,11 @@ export async function openEmbeddedDatabase(
     },
   });
   let closed = false;
-  const run = (task: DatabaseTask): Promise<DatabaseTaskResult> =>
-    closed ? Promise.reject(new Error('the embedded database is closed')) : pool.run(task);
+  const run = (
+    task: DatabaseTask,
+    onPart?: (part: unknown) => void,
+  ): Promise<DatabaseTaskResult> =>
+    closed ? Promise.reject(new Error('the embedded database is closed')) : pool.run(task, onPart);
   const query = async <T>(sql: string, params: unknown[]) =>
     ({ rows: (await run({ op: 'query', sql, params: params.map(crossing) }))!.rows }) as {
       rows: T[];
@@ -116,28 +125,66 @@ export async function openEmbeddedDatabase(
       queue.take(() => query<T>(sql, params), { first: true }),
     transaction: (fn) =>
       queue.take(async () => {
-        let open = true;
-        await exec('BEGIN');
-        // A statement after the thread died would run on a fresh one, outside any transaction.
+        const answersAsMessages: ChannelAnswer[] = [];
+        let answerAsMessage: (() => void) | undefined;
+        const task = run({ op: 'transaction', from: channel.sent }, (answer) => {
+          answersAsMessages.push(answer as ChannelAnswer);
+          answerAsMessage?.();
+        });
+        // The task ends with the transaction (its COMMIT's outcome), or early with its thread.
+        task.catch(() => undefined);
+        const taskEnded = task.then(
+          () => Promise.reject(threadLost('ended the transaction early')),
+          (err: unknown) => Promise.reject(err),
+        );
+        taskEnded.catch(() => undefined);
         const thread = threadsStarted;
-        const during = <T>(work: () => Promise<T>): Promise<T> =>
-          !open
-            ? Promise.reject(new Error('the transaction has ended'))
-            : thread !== threadsStarted
-              ? Promise.reject(threadLost('was replaced during the transaction'))
-              : work();
+        let ended = false;
+        let sleepLeftMs = TRANSACTION_SLEEP_MS;
+        const ask = async (request: ChannelRequest): Promise<ChannelAnswer> => {
+          if (ended) throw new Error('the transaction has ended');
+          if (thread !== threadsStarted) throw threadLost('was replaced during the transaction');
+          const n = channel.send(request);
+          const asleep = performance.now();
+          let reply = channel.answerWithin(n, sleepLeftMs);
+          sleepLeftMs -= performance.now() - asleep;
+          reply ??= await Promise.race([channel.answer(n), taskEnded]);
+          if ('asMessage' in reply) {
+            reply = await Promise.race([
+              new Promise<ChannelAnswer>((resolve) => {
+                const take = () => {
+                  answerAsMessage = undefined;
+                  resolve(answersAsMessages.shift()!);
+                };
+                if (answersAsMessages.length > 0) take();
+                else answerAsMessage = take;
+              }),
+              taskEnded,
+            ]);
+          }
+          if ('error' in reply) throw fromThreadError(reply.error);
+          return reply;
+        };
+        const end = async (commit: boolean) => {
+          ended = true;
+          channel.send({ op: 'end', commit });
+          await task;
+        };
         try {
           const result = await fn({
-            query: <T>(sql: string, params: unknown[] = []) => during(() => query<T>(sql, params)),
-            exec: (sql) => during(() => exec(sql)),
+            query: async <T>(sql: string, params: unknown[] = []) => {
+              const answer = await ask({ op: 'query', sql, params: params.map(crossing) });
+              return { rows: (answer as { rows: T[] }).rows };
+            },
+            exec: async (sql) => {
+              await ask({ op: 'exec', sql });
+            },
           });
-          open = false;
-          await exec('COMMIT');
+          await end(true);
           return result;
         } catch (err) {
-          open = false;
-          // After a failed COMMIT PostgreSQL has rolled back already; ROLLBACK then only warns.
-          await exec('ROLLBACK').catch(() => undefined);
+          // After a failed COMMIT PostgreSQL has rolled back already, and the task has ended.
+          if (!ended) await end(false).catch(() => undefined);
           throw err;
         }
       }),
@@ -154,6 +201,15 @@ export async function openEmbeddedDatabase(
       }),
   };
 }
+
+/**
+ * How long the API's thread may sleep, in all, for one transaction's answers before it waits for
+ * them without blocking its event loop (a create's eight statements take 2 to 10 ms; a long
+ * transaction, a migration, goes on asynchronously). The old in-thread turns let a transaction
+ * hold the loop for 50 ms, and this holds it less: asleep, the API's thread leaves its core to
+ * the database's.
+ */
+export const TRANSACTION_SLEEP_MS = 50;
 
 /**
  * A parameter as it should cross to the thread: a Buffer (or any Uint8Array) as a copy of its

@@ -8,6 +8,7 @@ import {
   type DatabaseTaskResult,
   type DatabaseThreadData,
 } from './databaseThreadProtocol.js';
+import { TransactionChannel, type ChannelAnswer } from './transactionChannel.js';
 
 /**
  * The embedded database's thread: PGlite (PostgreSQL in WebAssembly, each statement run
@@ -17,6 +18,7 @@ import {
 
 const data = workerData as DatabaseThreadData;
 const port = parentPort!;
+const channel = new TransactionChannel(data.channel);
 
 async function open(): Promise<PGlite> {
   try {
@@ -37,7 +39,7 @@ const opened = open();
 // An open that fails is told to every task (the first is `open`); not an unhandled rejection.
 opened.catch(() => undefined);
 
-async function run(task: DatabaseTask): Promise<DatabaseTaskResult> {
+async function run(id: number, task: DatabaseTask): Promise<DatabaseTaskResult> {
   const pg = await opened;
   switch (task.op) {
     case 'open':
@@ -47,14 +49,48 @@ async function run(task: DatabaseTask): Promise<DatabaseTaskResult> {
     case 'exec':
       await pg.exec(task.sql);
       return undefined;
+    case 'transaction':
+      await transaction(pg, task.from, (answer) => port.postMessage({ id, part: answer }));
+      return undefined;
     case 'close':
       await pg.close();
       return undefined;
   }
 }
 
+/**
+ * Runs the statements the API's thread sends through the channel, between BEGIN and its `end`.
+ * This thread sleeps between them (it has nothing else to do: PGlite has one connection).
+ */
+async function transaction(
+  pg: PGlite,
+  from: number,
+  asMessage: (answer: ChannelAnswer) => void,
+): Promise<void> {
+  await pg.exec('BEGIN');
+  let seen = from;
+  for (;;) {
+    const { n, request } = channel.next(seen);
+    seen = n;
+    if (request.op === 'end') {
+      await pg.exec(request.commit ? 'COMMIT' : 'ROLLBACK');
+      return;
+    }
+    let answer: ChannelAnswer;
+    try {
+      answer =
+        request.op === 'query'
+          ? { rows: (await pg.query(request.sql, request.params)).rows }
+          : (await pg.exec(request.sql), { done: true });
+    } catch (err) {
+      answer = { error: toThreadError(err) };
+    }
+    channel.reply(n, answer, asMessage);
+  }
+}
+
 port.on('message', ({ id, task }: { id: number; task: DatabaseTask }) => {
-  run(task).then(
+  run(id, task).then(
     (result) => port.postMessage({ id, result }),
     (err: unknown) => port.postMessage({ id, error: toThreadError(err) }),
   );

@@ -10,6 +10,12 @@ export type DatabaseTask =
   | { op: 'open' }
   | { op: 'query'; sql: string; params: unknown[] }
   | { op: 'exec'; sql: string }
+  /**
+   * BEGIN, then the statements the API's thread sends through the transaction channel
+   * (transactionChannel.ts) until its `end`: COMMIT or ROLLBACK. Resolves when it has ended.
+   * `from`: the channel's count of requests before the transaction's first.
+   */
+  | { op: 'transaction'; from: number }
   | { op: 'close' };
 
 export type DatabaseTaskResult = { rows: unknown[] } | undefined;
@@ -23,6 +29,8 @@ export interface DatabaseThreadData {
    * PGlite), the thread removes it and lets PGlite make a new one, as a first start does.
    */
   fromTemplate: boolean;
+  /** The transaction channel's shared memory (TransactionChannel). */
+  channel: SharedArrayBuffer;
 }
 
 /**
