@@ -57,8 +57,10 @@ export interface Database extends Executor {
  * statements and reads rows, and a burst's statements (each create is a transaction of about ten)
  * take none of its event loop (measured: bench/coldBurst.bench.ts). PGlite has one connection, so
  * statements and transactions run one at a time (StatementQueue), single statements (a key's
- * lookup) ahead of waiting transactions; a transaction is BEGIN, its statements and COMMIT (or
- * ROLLBACK when one fails) with nothing in between.
+ * lookup) ahead of waiting transactions. A transaction is one task of the thread: BEGIN, its
+ * statements through shared memory (TransactionChannel: a message's answer would wait for a turn
+ * of the event loop, once per statement, while the transaction holds the connection), then
+ * COMMIT, or ROLLBACK when a statement or the caller fails.
  *
  * The thread is ThreadPool's (one thread): a thread that dies fails the statement under way with
  * a connection failure (SQLSTATE 08006, so that requests answer 503 `database_unavailable`), and
