@@ -8,7 +8,11 @@ import {
   type DatabaseTaskResult,
   type DatabaseThreadData,
 } from './databaseThreadProtocol.js';
-import { TransactionChannel, type ChannelAnswer } from './transactionChannel.js';
+import {
+  TransactionChannel,
+  type ChannelAnswer,
+  type ChannelRequest,
+} from './transactionChannel.js';
 
 /**
  * The embedded database's thread: PGlite (PostgreSQL in WebAssembly, each statement run
@@ -70,22 +74,34 @@ async function transaction(
   await pg.exec('BEGIN');
   let seen = from;
   for (;;) {
-    const { n, request } = channel.next(seen);
-    seen = n;
+    let request: ChannelRequest;
+    try {
+      ({ n: seen, request } = channel.next(seen));
+      if (request.op !== 'end') channel.reply(seen, await statement(pg, request), asMessage);
+    } catch (err) {
+      // The channel failed (an answer that cannot be serialized): the task fails, and the
+      // transaction must not stay open on the connection.
+      await pg.exec('ROLLBACK');
+      throw err;
+    }
     if (request.op === 'end') {
       await pg.exec(request.commit ? 'COMMIT' : 'ROLLBACK');
       return;
     }
-    let answer: ChannelAnswer;
-    try {
-      answer =
-        request.op === 'query'
-          ? { rows: (await pg.query(request.sql, request.params)).rows }
-          : (await pg.exec(request.sql), { done: true });
-    } catch (err) {
-      answer = { error: toThreadError(err) };
-    }
-    channel.reply(n, answer, asMessage);
+  }
+}
+
+/** A transaction's statement, its error as its answer. */
+async function statement(
+  pg: PGlite,
+  request: Exclude<ChannelRequest, { op: 'end' }>,
+): Promise<ChannelAnswer> {
+  try {
+    return request.op === 'query'
+      ? { rows: (await pg.query(request.sql, request.params)).rows }
+      : (await pg.exec(request.sql), { done: true });
+  } catch (err) {
+    return { error: toThreadError(err) };
   }
 }
 
