@@ -22,6 +22,8 @@ export default defineConfig({
     'media/audioThread': 'src/media/audioThreads/audioThread.ts',
     // The photo thread (src/media/photo/photoThreadPool.ts finds it here).
     'media/photoThread': 'src/media/photo/photoThread.ts',
+    // The embedded database's thread (src/server/store/database.ts finds it here).
+    'server/databaseThread': 'src/server/store/databaseThread.ts',
     // A media process (src/media/mediaProcesses/mediaProcessHandle.ts finds it here).
     'media/mediaProcess': 'src/media/mediaProcesses/mediaProcessMain.ts',
   },

@@ -16,8 +16,9 @@ export interface ChildScript {
 /**
  * Where a thread's or child process's code is, seen from the module that starts it (`caller`: its
  * `import.meta.url`): `source` beside that module when it runs from the TypeScript sources, else
- * the build's entry `media/<entry>.js` (tsup puts shared chunks at the root of dist/ and entries
- * under their names, so the entry is one or two levels up from the caller).
+ * the build's entry `<folder>/<entry>.js`, `media/` unless told (tsup puts shared chunks at the
+ * root of dist/ and entries under their names, so the entry is one or two levels up from the
+ * caller).
  *
  * `from: 'build'` takes the build's entry even when the caller runs from the sources (tests,
  * which build dist/ once per run): a thread or process started through tsx first transpiles the
@@ -29,29 +30,37 @@ export function childScript(
   source: string,
   entry: string,
   from: 'caller' | 'build' = 'caller',
+  folder: 'media' | 'server' = 'media',
 ): ChildScript {
   const fromSources = caller.endsWith('.ts');
   if (fromSources && from === 'caller') {
     return { path: fileURLToPath(new URL(source, caller)), fromSource: true };
   }
   const candidates = fromSources
-    ? [new URL(`../../dist/media/${entry}.js`, import.meta.url)]
-    : [new URL(`./media/${entry}.js`, caller), new URL(`../media/${entry}.js`, caller)];
+    ? [new URL(`../../dist/${folder}/${entry}.js`, import.meta.url)]
+    : [new URL(`./${folder}/${entry}.js`, caller), new URL(`../${folder}/${entry}.js`, caller)];
   for (const url of candidates) {
     const path = fileURLToPath(url);
     if (existsSync(path)) return { path, fromSource: false };
   }
-  throw new Error(`the script ${entry} is missing from the build (dist/media/${entry}.js)`);
+  throw new Error(`the script ${entry} is missing from the build (dist/${folder}/${entry}.js)`);
 }
 
-/** A worker thread running `script`; from the sources, tsx is registered in the thread first. */
-export function startWorkerThread(script: ChildScript, resourceLimits: ResourceLimits): Worker {
-  if (!script.fromSource) return new Worker(script.path, { resourceLimits });
+/**
+ * A worker thread running `script` (given `workerData`); from the sources, tsx is registered in
+ * the thread first.
+ */
+export function startWorkerThread(
+  script: ChildScript,
+  resourceLimits: ResourceLimits,
+  workerData?: unknown,
+): Worker {
+  if (!script.fromSource) return new Worker(script.path, { resourceLimits, workerData });
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
   const url = JSON.stringify(pathToFileURL(script.path).href);
   return new Worker(
     `import(${tsx}).then(({ register }) => { register(); return import(${url}); });`,
-    { eval: true, resourceLimits },
+    { eval: true, resourceLimits, workerData },
   );
 }
 

@@ -205,9 +205,9 @@ describe('the packages and the service', () => {
 
   it('names a package import that a package does not declare', () => {
     // The check itself, on imports the packages must never have (the service, its database).
-    const service = resolve('src/server/store/database.ts');
+    const service = resolve('src/server/store/databaseThread.ts');
     expect(undeclaredImports([service], declared('livekit-plugin'))).toContain(
-      '../src/server/store/database.ts -> @electric-sql/pglite',
+      '../src/server/store/databaseThread.ts -> @electric-sql/pglite',
     );
     expect(packageImports(join(root('client'), 'src/api/endpoints.ts'))).toEqual(['zod']);
     expect(declared('client')).not.toContain('visage');

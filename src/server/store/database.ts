@@ -1,8 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
+import { childScript, startWorkerThread } from '../../media/childScript.js';
+import { ThreadPool } from '../../media/threadPool.js';
+import {
+  fromThreadError,
+  type DatabaseTask,
+  type DatabaseTaskResult,
+  type DatabaseThreadData,
+  type DatabaseThreadError,
+} from './databaseThreadProtocol.js';
+import { StatementQueue } from './statementQueue.js';
+import {
+  TransactionChannel,
+  type ChannelAnswer,
+  type ChannelRequest,
+} from './transactionChannel.js';
 
 /**
  * The narrow SQL surface the store needs. PGlite (embedded, WASM Postgres) implements it here;
@@ -39,15 +52,20 @@ export interface Database extends Executor {
 /**
  * Opens (creating on first use) the embedded database under `<dataDir>/db`.
  *
- * PGlite runs each statement synchronously, in this thread, and its promises resolve at once: a
- * queue of statements (a burst of creates, each a transaction of several) would run back to back
- * in one turn of the event loop, for hundreds of milliseconds, with every request and `/healthz`
- * waiting behind it (measured: bench/burst.bench.ts). So statements take turns (EventLoopTurns):
- * one statement or one transaction at a time, as PGlite's single connection runs them anyway,
- * single statements (a key's lookup) ahead of waiting transactions; once they have held the
- * event loop for EVENT_LOOP_SLICE_MS in one turn of it, the next statement waits for the next
- * turn (within a transaction, once they have held it for TRANSACTION_SLICE_MS). The database
- * then holds a turn for about a slice and one statement at most, or a transaction's share.
+ * PGlite (PostgreSQL in WebAssembly) runs each statement synchronously in the thread that holds
+ * it, so it runs on a worker thread of its own (databaseThread.ts): the API's thread posts
+ * statements and reads rows, and a burst's statements (each create is a transaction of about ten)
+ * take none of its event loop (measured: bench/coldBurst.bench.ts). PGlite has one connection, so
+ * statements and transactions run one at a time (StatementQueue), single statements (a key's
+ * lookup) ahead of waiting transactions. A transaction is one task of the thread: BEGIN, its
+ * statements through shared memory (TransactionChannel: a message's answer would wait for a turn
+ * of the event loop, once per statement, while the transaction holds the connection), then
+ * COMMIT, or ROLLBACK when a statement or the caller fails.
+ *
+ * The thread is ThreadPool's (one thread): a thread that dies fails the statement under way with
+ * a connection failure (SQLSTATE 08006, so that requests answer 503 `database_unavailable`), and
+ * the next statement starts a fresh thread on the same data directory. An idle thread does not
+ * keep the process alive.
  */
 export async function openEmbeddedDatabase(
   dataDir: string,
@@ -55,46 +73,165 @@ export async function openEmbeddedDatabase(
 ): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'db');
-  const copied = !existsSync(path) && copyTemplate(options.template, path);
-  let pg: PGlite;
+  // Only the first thread may replace a template it cannot open; a restart reopens what is there.
+  let fromTemplate = !existsSync(path) && copyTemplate(options.template, path);
+  /** Threads started so far: a transaction is lost with the thread it began on. */
+  let threadsStarted = 0;
+  const channel = new TransactionChannel();
+  const pool = new ThreadPool<DatabaseTask, DatabaseTaskResult, DatabaseThreadError, unknown>({
+    startThread: () => {
+      const workerData: DatabaseThreadData = { path, fromTemplate, channel: channel.buffer };
+      fromTemplate = false;
+      threadsStarted++;
+      const script = childScript(
+        import.meta.url,
+        './databaseThread.ts',
+        'databaseThread',
+        'caller',
+        'server',
+      );
+      return startWorkerThread(script, {}, workerData);
+    },
+    errors: {
+      fromThread: fromThreadError,
+      timeout: (limitMs) => new Error(`the embedded database took over ${limitMs} ms`),
+      crashed: (error) => threadLost(`died: ${error.message}`, error),
+      exited: (code) => threadLost(`exited (code ${code})`),
+      closed: () => new Error('the embedded database is closed'),
+      busy: () => new Error('the embedded database is busy'),
+    },
+  });
+  let closed = false;
+  const run = (
+    task: DatabaseTask,
+    onPart?: (part: unknown) => void,
+  ): Promise<DatabaseTaskResult> =>
+    closed ? Promise.reject(new Error('the embedded database is closed')) : pool.run(task, onPart);
+  const query = async <T>(sql: string, params: unknown[]) =>
+    ({ rows: (await run({ op: 'query', sql, params: params.map(crossing) }))!.rows }) as {
+      rows: T[];
+    };
+  const exec = async (sql: string) => {
+    await run({ op: 'exec', sql });
+  };
   try {
-    pg = new PGlite(path);
-    await pg.waitReady;
+    await run({ op: 'open' });
   } catch (err) {
-    if (!copied) throw err;
-    // A template this PGlite cannot open: the first start makes its own, as without one.
-    rmSync(path, { recursive: true, force: true });
-    pg = new PGlite(path);
-    await pg.waitReady;
+    await pool.close();
+    throw err;
   }
-  const turns = new EventLoopTurns();
+  const queue = new StatementQueue();
   return {
     kind: 'embedded',
     query: <T>(sql: string, params: unknown[] = []) =>
-      turns.take(async () => ({ rows: (await pg.query<T>(sql, params)).rows }), { first: true }),
-    // A transaction's statements are timed one by one. It holds PGlite's one connection, so
-    // while it waits for a turn every statement waits behind it: it goes on to a larger share.
+      queue.take(() => query<T>(sql, params), { first: true }),
     transaction: (fn) =>
-      turns.take(
-        () =>
-          pg.transaction((tx) =>
-            fn({
-              query: async <T>(sql: string, params: unknown[] = []) => ({
-                rows: (await turns.inTransaction(() => tx.query<T>(sql, params))).rows,
+      queue.take(async () => {
+        const answersAsMessages: ChannelAnswer[] = [];
+        let answerAsMessage: (() => void) | undefined;
+        const task = run({ op: 'transaction', from: channel.sent }, (answer) => {
+          answersAsMessages.push(answer as ChannelAnswer);
+          answerAsMessage?.();
+        });
+        // The task ends with the transaction (its COMMIT's outcome), or early with its thread.
+        task.catch(() => undefined);
+        const taskEnded = task.then(
+          () => Promise.reject(threadLost('ended the transaction early')),
+          (err: unknown) => Promise.reject(err),
+        );
+        taskEnded.catch(() => undefined);
+        const thread = threadsStarted;
+        let ended = false;
+        let sleepLeftMs = TRANSACTION_SLEEP_MS;
+        const ask = async (request: ChannelRequest): Promise<ChannelAnswer> => {
+          if (ended) throw new Error('the transaction has ended');
+          if (thread !== threadsStarted) throw threadLost('was replaced during the transaction');
+          const n = channel.send(request);
+          const asleep = performance.now();
+          let reply = channel.answerWithin(n, sleepLeftMs);
+          sleepLeftMs -= performance.now() - asleep;
+          reply ??= await Promise.race([channel.answer(n), taskEnded]);
+          if ('asMessage' in reply) {
+            reply = await Promise.race([
+              new Promise<ChannelAnswer>((resolve) => {
+                const take = () => {
+                  answerAsMessage = undefined;
+                  resolve(answersAsMessages.shift()!);
+                };
+                if (answersAsMessages.length > 0) take();
+                else answerAsMessage = take;
               }),
-              exec: async (sql) => {
-                await turns.inTransaction(() => tx.exec(sql));
-              },
-            }),
-          ),
-        { timed: false },
-      ),
-    exec: (sql) =>
-      turns.take(async () => {
-        await pg.exec(sql);
+              taskEnded,
+            ]);
+          }
+          if ('error' in reply) throw fromThreadError(reply.error);
+          return reply;
+        };
+        const end = async (commit: boolean) => {
+          ended = true;
+          channel.send({ op: 'end', commit });
+          await task;
+        };
+        try {
+          const result = await fn({
+            query: async <T>(sql: string, params: unknown[] = []) => {
+              const answer = await ask({ op: 'query', sql, params: params.map(crossing) });
+              return { rows: (answer as { rows: T[] }).rows };
+            },
+            exec: async (sql) => {
+              await ask({ op: 'exec', sql });
+            },
+          });
+          await end(true);
+          return result;
+        } catch (err) {
+          // After a failed COMMIT PostgreSQL has rolled back already, and the task has ended.
+          if (!ended) await end(false).catch(() => undefined);
+          throw err;
+        }
       }),
-    close: () => turns.take(() => pg.close()),
+    exec: (sql) => queue.take(() => exec(sql)),
+    close: () =>
+      queue.take(async () => {
+        if (closed) return;
+        try {
+          if (pool.threadCount > 0) await run({ op: 'close' });
+        } finally {
+          closed = true;
+          await pool.close();
+        }
+      }),
   };
+}
+
+/**
+ * How long the API's thread may sleep, in all, for one transaction's answers before it waits for
+ * them without blocking its event loop (a create's eight statements take 2 to 10 ms; a long
+ * transaction, a migration, goes on asynchronously). The old in-thread turns let a transaction
+ * hold the loop for 50 ms, and this holds it less: asleep, the API's thread leaves its core to
+ * the database's.
+ */
+export const TRANSACTION_SLEEP_MS = 50;
+
+/**
+ * A parameter as it should cross to the thread: a Buffer (or any Uint8Array) as a copy of its
+ * own bytes, since structured clone would copy the whole buffer it is a view of (a pooled
+ * Buffer's 8 KiB) and PGlite takes bytea as a Uint8Array anyway.
+ */
+function crossing(param: unknown): unknown {
+  return param instanceof Uint8Array ? new Uint8Array(param) : param;
+}
+
+/**
+ * The database's thread died or exited under a statement: the statement fails as on a lost
+ * connection to a server (SQLSTATE 08006 connection_failure; see databaseUnavailable.ts), and the
+ * next one starts a fresh thread (a transaction under way fails whole: PostgreSQL never saw its
+ * COMMIT).
+ */
+function threadLost(what: string, cause?: Error): Error {
+  return Object.assign(new Error(`the embedded database's thread ${what}`, { cause }), {
+    code: '08006',
+  });
 }
 
 /**
@@ -109,160 +246,3 @@ function copyTemplate(template: string | undefined, path: string): boolean {
   renameSync(scratch, path);
   return true;
 }
-
-/**
- * Work that runs one piece at a time, holding the event loop for at most `sliceMs` (and one
- * piece) per turn of it: once the pieces run in a turn have taken that long, the next one waits
- * for the next turn, so that I/O, timers and other requests run in between. Only the pieces'
- * own time counts: a statement that comes in a turn busy with other work (a burst's requests
- * being read) runs at once while the database has not had its share of it.
- *
- * Pieces run in arrival order, except that a piece taken `first` (a single statement) goes ahead
- * of the waiting pieces that are not (transactions), FIRST_AHEAD_LIMIT in a row at most: in a
- * burst of creates, a key's lookup then waits for the transaction under way, not for every create
- * queued before it,
- * and the creates behind it are refused as soon as their key is known (createQueue.ts).
- * Callers that need an order await it, as they must with a pool of connections.
- */
-export class EventLoopTurns {
-  private readonly firstPieces: Piece[] = [];
-  private readonly otherPieces: Piece[] = [];
-  /** Pieces taken `first` in a row while others waited (see nextPiece). */
-  private aheadInARow = 0;
-  /** A piece is running, or the next one waits for the next turn. */
-  private busy = false;
-  /** Milliseconds the pieces have held the event loop in this turn of it. */
-  private heldMs = 0;
-  private turnWatched = false;
-
-  constructor(
-    private readonly sliceMs = EVENT_LOOP_SLICE_MS,
-    private readonly transactionSliceMs = TRANSACTION_SLICE_MS,
-  ) {}
-
-  /**
-   * Runs `work` when its turn comes. `timed`: its whole run counts as holding the loop (a
-   * transaction times its statements itself, with `held`); `first`: ahead of waiting pieces
-   * that are not.
-   */
-  take<T>(work: () => Promise<T>, { timed = true, first = false } = {}): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const start = (): Promise<T> => {
-        try {
-          return timed ? this.held(work) : work();
-        } catch (err) {
-          return Promise.reject(err); // thrown before its promise: the queue goes on all the same
-        }
-      };
-      const piece: Piece = {
-        run: () =>
-          start().then(
-            (value) => {
-              this.finished();
-              resolve(value);
-            },
-            (err: unknown) => {
-              this.finished();
-              reject(err);
-            },
-          ),
-      };
-      (first ? this.firstPieces : this.otherPieces).push(piece);
-      if (!this.busy) this.next();
-    });
-  }
-
-  /** Resolves at once while the pieces have had less than `sliceMs` of this turn. */
-  private async yieldIfLong(sliceMs = this.sliceMs): Promise<void> {
-    if (this.heldMs < sliceMs) return;
-    await nextTurn();
-  }
-
-  /**
-   * Runs one statement of the transaction under way (a piece taken untimed): it waits for a turn
-   * only once the pieces have held this one for `transactionSliceMs`.
-   */
-  async inTransaction<T>(work: () => Promise<T>): Promise<T> {
-    await this.yieldIfLong(this.transactionSliceMs);
-    return this.held(work);
-  }
-
-  /** Runs one piece, counting its time against this turn's share. */
-  async held<T>(work: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await work();
-    } finally {
-      this.heldMs += performance.now() - started;
-      if (!this.turnWatched) {
-        this.turnWatched = true;
-        setImmediate(() => {
-          this.heldMs = 0;
-          this.turnWatched = false;
-        });
-      }
-    }
-  }
-
-  /**
-   * Starts the next piece: now while the share of this turn lasts, else in the next turn (where
-   * it runs whatever the share, so that a share of 0 still runs a piece per turn).
-   */
-  private next(afterYield = false): void {
-    if (!afterYield && this.heldMs >= this.sliceMs) {
-      this.busy = true;
-      void nextTurn().then(() => this.next(true));
-      return;
-    }
-    const piece = this.nextPiece();
-    this.busy = piece !== undefined;
-    void piece?.run();
-  }
-
-  /**
-   * A piece taken `first` while any wait, but not more than FIRST_AHEAD_LIMIT in a row while
-   * others wait: a flood of single statements (lookups of made-up secrets) cannot starve the
-   * transactions.
-   */
-  private nextPiece(): Piece | undefined {
-    if (this.otherPieces.length === 0) {
-      this.aheadInARow = 0;
-      return this.firstPieces.shift();
-    }
-    if (this.firstPieces.length > 0 && this.aheadInARow < FIRST_AHEAD_LIMIT) {
-      this.aheadInARow++;
-      return this.firstPieces.shift();
-    }
-    this.aheadInARow = 0;
-    return this.otherPieces.shift();
-  }
-
-  /**
-   * A piece ended: the next one starts before its caller hears of it, so that a caller who
-   * awaited it and sends another piece at once finds the database free, not behind the queue.
-   */
-  private finished(): void {
-    this.busy = false;
-    if (this.firstPieces.length > 0 || this.otherPieces.length > 0) this.next();
-  }
-}
-
-interface Piece {
-  /** Runs the piece, then starts the next and settles its caller's promise; never rejects. */
-  run(): Promise<void>;
-}
-
-/** How many single statements may go ahead of a waiting transaction in a row. */
-export const FIRST_AHEAD_LIMIT = 16;
-
-/** How long the embedded database's statements may hold the event loop before it yields. */
-export const EVENT_LOOP_SLICE_MS = 10;
-
-/**
- * The same within a transaction. While a transaction waits for a turn it holds PGlite's one
- * connection, and every statement waits behind it (in a burst of creates, the next key's lookup
- * waited 40 to 100 ms for a create's transaction of 8 statements, 10 ms of its own, that yielded
- * between them). A create's transaction (8 statements, 2 to 10 ms) runs whole; a long one still
- * lets the loop turn.
- */
-export const TRANSACTION_SLICE_MS = 50;
