@@ -17,17 +17,12 @@ const SRC = resolve('src');
  * that contains it, and may import modules of its own group and of any group in a lower layer.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // Process-wide leaves. (The wire contract is @visage-avatar/client/api, a package.)
-  ['version.ts', 'rtcNodeLog.ts'],
+  // Process-wide leaves: the threads (one pool, and where a thread's or child process's code
+  // is) that media and the server's store both run work on. (The wire contract is
+  // @visage-avatar/client/api, a package.)
+  ['version.ts', 'rtcNodeLog.ts', 'threads'],
   // The media core's seam and data, and audio decoding.
-  [
-    'media/mediaCore.ts',
-    'media/avatarCatalogue.ts',
-    'media/startupProgress.ts',
-    'media/childScript.ts',
-    'media/threadPool.ts',
-    'media/audio',
-  ],
+  ['media/mediaCore.ts', 'media/avatarCatalogue.ts', 'media/startupProgress.ts', 'media/audio'],
   ['media/voice', 'media/voiceActivity', 'media/lipsync'],
   // Speech engines use the voice analysis, never the other way round.
   ['media/tts', 'media/render', 'media/audioThreads'],

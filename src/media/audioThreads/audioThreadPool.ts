@@ -8,8 +8,8 @@ import {
   type DecodeAudioOptions,
 } from '../audio/index.js';
 import type { SpeechDetection } from '../voiceActivity/index.js';
-import { startWorkerThread, childScript } from '../childScript.js';
-import { ThreadPool } from '../threadPool.js';
+import { startWorkerThread, childScript } from '../../threads/childScript.js';
+import { ThreadPool } from '../../threads/threadPool.js';
 import type { AudioTask, AudioTaskResult, AudioThreadReply } from './audioThreadProtocol.js';
 
 export interface AudioThreadPoolOptions {

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { MediaAssets } from '../mediaCore.js';
 import type { StartupProgress } from '../startupProgress.js';
-import { childExecArgv, childScript } from '../childScript.js';
+import { childExecArgv, childScript } from '../../threads/childScript.js';
 import { IpcPeer, type IpcChannel } from './ipcPeer.js';
 import { logMediaProcessOutput } from './mediaProcessOutput.js';
 import {

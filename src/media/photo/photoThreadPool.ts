@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { startWorkerThread, childScript } from '../childScript.js';
-import { ThreadPool } from '../threadPool.js';
+import { startWorkerThread, childScript } from '../../threads/childScript.js';
+import { ThreadPool } from '../../threads/threadPool.js';
 import type { FoundFace } from './findFace.js';
 import type { Point } from './landmarks.js';
 import type { PhotoBuildResult, PhotoTask, PhotoTaskResult } from './photoThreadProtocol.js';

@@ -7,7 +7,7 @@ import {
   type RawSynthesisRequest,
   type RawSynthesisResult,
 } from './espeakRuntime.js';
-import { ThreadPool } from '../threadPool.js';
+import { ThreadPool } from '../../threads/threadPool.js';
 
 /**
  * espeak-ng on its own worker thread, so synthesis (15-50 ms a sentence, more for long chunks)

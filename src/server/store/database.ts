@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { childScript, startWorkerThread } from '../../media/childScript.js';
-import { ThreadPool } from '../../media/threadPool.js';
+import { childScript, startWorkerThread } from '../../threads/childScript.js';
+import { ThreadPool } from '../../threads/threadPool.js';
 import {
   fromThreadError,
   type DatabaseTask,

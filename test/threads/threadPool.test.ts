@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadPool, type ThreadPoolOptions } from '../../src/media/threadPool.js';
+import { ThreadPool, type ThreadPoolOptions } from '../../src/threads/threadPool.js';
 
 /**
  * The one thread pool the audio, photo and espeak threads run on: real worker threads running a
