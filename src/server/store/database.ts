@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { childScript, startWorkerThread } from '../../threads/childScript.js';
 import { ThreadPool } from '../../threads/threadPool.js';
@@ -78,9 +79,15 @@ export async function openEmbeddedDatabase(
   /** Threads started so far: a transaction is lost with the thread it began on. */
   let threadsStarted = 0;
   const channel = new TransactionChannel();
+  const pgliteWasmModule = await compiledPglite();
   const pool = new ThreadPool<DatabaseTask, DatabaseTaskResult, DatabaseThreadError, unknown>({
     startThread: () => {
-      const workerData: DatabaseThreadData = { path, fromTemplate, channel: channel.buffer };
+      const workerData: DatabaseThreadData = {
+        path,
+        fromTemplate,
+        channel: channel.buffer,
+        pgliteWasmModule,
+      };
       fromTemplate = false;
       threadsStarted++;
       const script = childScript(
@@ -232,6 +239,20 @@ function threadLost(what: string, cause?: Error): Error {
   return Object.assign(new Error(`the embedded database's thread ${what}`, { cause }), {
     code: '08006',
   });
+}
+
+let pgliteWasm: Promise<WebAssembly.Module> | undefined;
+
+/**
+ * PGlite's WebAssembly (`pglite.wasm`, 9 MB, beside its entry), compiled once per process and
+ * handed to every database thread: each thread compiled it again otherwise (a test process opens
+ * dozens of databases).
+ */
+function compiledPglite(): Promise<WebAssembly.Module> {
+  pgliteWasm ??= readFile(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite'))).then(
+    (bytes) => WebAssembly.compile(bytes),
+  );
+  return pgliteWasm;
 }
 
 /**

@@ -24,16 +24,19 @@ const data = workerData as DatabaseThreadData;
 const port = parentPort!;
 const channel = new TransactionChannel(data.channel);
 
+/** PGlite compiled once per process (database.ts), not once per thread. */
+const options = { pgliteWasmModule: data.pgliteWasmModule };
+
 async function open(): Promise<PGlite> {
   try {
-    const pg = new PGlite(data.path);
+    const pg = new PGlite(data.path, options);
     await pg.waitReady;
     return pg;
   } catch (err) {
     if (!data.fromTemplate) throw err;
     // A template this PGlite cannot open: a new database, as a first start without one makes.
     rmSync(data.path, { recursive: true, force: true });
-    const pg = new PGlite(data.path);
+    const pg = new PGlite(data.path, options);
     await pg.waitReady;
     return pg;
   }

@@ -31,6 +31,8 @@ export interface DatabaseThreadData {
   fromTemplate: boolean;
   /** The transaction channel's shared memory (TransactionChannel). */
   channel: SharedArrayBuffer;
+  /** PGlite's WebAssembly, compiled once per process (9 MB: a compile per thread cost seconds). */
+  pgliteWasmModule: WebAssembly.Module;
 }
 
 /**
