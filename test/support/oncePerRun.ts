@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deserialize, serialize } from 'node:v8';
+import { processAlive } from '../../src/server/admin/dataDirLock.js';
 
 /**
  * Runs `work` once per test run, however many test files ask for it: the first file to ask runs
@@ -82,7 +83,7 @@ export async function takeLock(path: string, limitMs = LOCK_WAIT_LIMIT_MS): Prom
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = readHolder(path);
-    if (holder && !alive(holder.pid)) {
+    if (holder && !processAlive(holder.pid)) {
       rmSync(path, { recursive: true, force: true });
       continue;
     }
@@ -124,14 +125,5 @@ function readHolder(path: string): Holder | undefined {
     return JSON.parse(readFileSync(join(path, 'holder.json'), 'utf8')) as Holder;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -24,7 +24,8 @@ export function lockPath(dataDir: string): string {
   return join(dataDir, 'visage.lock');
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this id runs now (one owned by another user counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -37,7 +38,7 @@ function alive(pid: number): boolean {
 export function readLockOwner(dataDir: string): LockOwner | undefined {
   try {
     const owner = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as LockOwner;
-    return alive(owner.pid) ? owner : undefined;
+    return processAlive(owner.pid) ? owner : undefined;
   } catch {
     return undefined;
   }
