@@ -59,6 +59,11 @@ export type Placement =
       handoff: (session: SessionRecord) => NewCommand;
     };
 
+/** Told when each step of a create ends (a debug timing: sessionCreation's `create timing`). */
+export interface Stamps {
+  mark(step: string): void;
+}
+
 /** A row of `sessions`. Status and end reason are only ever written by this code. */
 interface SessionRow {
   id: string;
@@ -125,67 +130,182 @@ export async function capAndLiveForKey(
 
 /**
  * Inserts a session if the key is under its cap, a node has room and the room is not another
- * key's, atomically: the key's row and the room's claim are locked for the check-and-insert,
- * so parallel creates cannot overshoot or share a room across keys (on PostgreSQL at READ
- * COMMITTED, each count after the lock sees every earlier commit). With `node` placement the
- * node's count is serialized by a transaction-scoped advisory lock on the node id; with
- * `cluster` placement by the chosen node's row (see placeOnClusterNode).
+ * key's, atomically, in as few statements as that allows (each is a round trip: to PGlite's
+ * thread, or to the server):
+ *
+ * - On the embedded database, one statement (`checkAndInsert`): PGlite has one connection and
+ *   runs a statement whole before the next, so its counts and its insert cannot interleave with
+ *   another create's.
+ * - On PostgreSQL, a transaction. Its first statement locks the key's row and the room's claim
+ *   (and, with `node` placement, the node's advisory lock); the counts come in a later statement,
+ *   since a statement's snapshot is taken when it starts, before it waits for a lock: at READ
+ *   COMMITTED, only a statement that starts after the lock sees every create that held it before.
+ *   With `node` placement that second statement is `checkAndInsert`, as on the embedded database;
+ *   with `cluster` placement it checks the key and the room, the node is chosen by its own row
+ *   (placeOnClusterNode), and the insert follows.
  */
 export function insertSessionLocked(
   db: Database,
   s: NewSession,
   placement: Placement,
+  stamps?: Stamps,
 ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
+  if (db.kind === 'embedded' && placement.kind === 'node') {
+    return checkAndInsert(db, s, placement.nodeId, placement.capacity);
+  }
   return db.transaction(async (tx) => {
-    const key = await tx.query<{ concurrency_cap: number }>(
-      'SELECT concurrency_cap FROM api_keys WHERE id = $1 FOR UPDATE',
-      [s.keyId],
-    );
-    const cap = key.rows[0]!.concurrency_cap;
-    const active = await countLive(tx, 'key_id', s.keyId);
-    if (active >= cap) return { refused: 'concurrency_cap', active, cap };
-    if (!(await claimRoom(tx, s.livekitUrl, s.roomName, s.keyId))) {
-      return { refused: 'room_not_available', active, cap };
-    }
-    let nodeId: string | undefined;
+    stamps?.mark('txTurn');
+    await lockKeyAndRoom(tx, s, placement.kind === 'node' ? placement.nodeId : undefined);
     if (placement.kind === 'node') {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [placement.nodeId]);
-      const onNode = await countLive(tx, 'node_id', placement.nodeId);
-      if (onNode < placement.capacity) nodeId = placement.nodeId;
-    } else {
-      nodeId = await placeOnClusterNode(tx, placement.self, placement.liveWithinMs);
+      const inserted = await checkAndInsert(tx, s, placement.nodeId, placement.capacity);
+      stamps?.mark('txStatements');
+      return inserted;
     }
+    const checked = await checkKeyAndRoom(tx, s);
+    if ('refused' in checked) return checked;
+    const { active, cap } = checked;
+    const nodeId = await placeOnClusterNode(tx, placement.self, placement.liveWithinMs);
     if (!nodeId) return { refused: 'platform_busy', active, cap };
     const r = await tx.query<SessionRow>(
-      `INSERT INTO sessions (id, key_id, node_id, status, avatar_id, voice_id, mode, transport,
-         livekit_url, room_name, agent_identity, publish_on_behalf, caller_livekit,
-         idle_timeout_seconds, max_duration_seconds, created_at, updated_at)
-       VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, now(),
-         now())
-       RETURNING *`,
-      [
-        s.id,
-        s.keyId,
-        nodeId,
-        s.avatarId,
-        s.voiceId,
-        s.mode,
-        s.transport,
-        s.livekitUrl,
-        s.roomName,
-        s.agentIdentity,
-        s.publishOnBehalf,
-        s.callerLiveKit,
-        s.idleTimeoutSeconds,
-        s.maxDurationSeconds,
-      ],
+      `INSERT INTO sessions (${INSERTED_COLUMNS}) VALUES (${insertedValues}) RETURNING *`,
+      insertedParams(s, nodeId),
     );
     const session = sessionFromRow(r.rows[0]!);
-    if (placement.kind === 'cluster' && nodeId !== placement.self) {
-      await insertCommand(tx, placement.handoff(session));
-    }
+    if (nodeId !== placement.self) await insertCommand(tx, placement.handoff(session));
+    stamps?.mark('txStatements');
     return { session, active: active + 1, cap };
   });
+}
+
+/** The columns a create inserts, and their values ($1 to $14: see insertedParams). */
+const INSERTED_COLUMNS = `id, key_id, node_id, status, avatar_id, voice_id, mode, transport,
+  livekit_url, room_name, agent_identity, publish_on_behalf, caller_livekit,
+  idle_timeout_seconds, max_duration_seconds, created_at, updated_at`;
+// Typed, so that they read the same in a VALUES list and in an INSERT … SELECT.
+const insertedValues = `$1::text, $2::text, $3::text, 'active', $4::text, $5::text, $6::text,
+  $7::text, $8::text, $9::text, $10::text, $11::text, $12::boolean, $13::int, $14::int, now(),
+  now()`;
+
+function insertedParams(s: NewSession, nodeId: string): unknown[] {
+  return [
+    s.id,
+    s.keyId,
+    nodeId,
+    s.avatarId,
+    s.voiceId,
+    s.mode,
+    s.transport,
+    s.livekitUrl,
+    s.roomName,
+    s.agentIdentity,
+    s.publishOnBehalf,
+    s.callerLiveKit,
+    s.idleTimeoutSeconds,
+    s.maxDurationSeconds,
+  ];
+}
+
+/**
+ * PostgreSQL, inside the create's transaction: locks the key's row, then the room's claim (made
+ * if the room has none, else locked as it is), then, when given, the node's advisory lock, in
+ * that order for every create. Parallel creates of a key, or into a room, or onto the node, wait
+ * here for each other.
+ */
+async function lockKeyAndRoom(tx: Queryable, s: NewSession, nodeId: string | undefined) {
+  await tx.query(
+    `WITH key AS (SELECT id FROM api_keys WHERE id = $1 FOR UPDATE),
+       claim AS (
+         INSERT INTO room_claims (livekit_url, room_name, key_id) VALUES ($2, $3, $1)
+         ON CONFLICT (livekit_url, room_name) DO UPDATE SET key_id = room_claims.key_id
+         RETURNING key_id)
+     SELECT (SELECT count(*) FROM key) AS keys, (SELECT count(*) FROM claim) AS claims
+       ${nodeId === undefined ? '' : ', pg_advisory_xact_lock(hashtext($4))'}`,
+    nodeId === undefined
+      ? [s.keyId, s.livekitUrl, s.roomName]
+      : [s.keyId, s.livekitUrl, s.roomName, nodeId],
+  );
+}
+
+/**
+ * The key's cap and live sessions, and whether another key has a live session in the room (the
+ * room is then refused); the key's live count and the room's are read in one statement.
+ */
+function verdictOf(keyParam: string, urlParam: string, roomParam: string, onNode?: string) {
+  return `SELECT k.concurrency_cap AS cap, live.n AS active,
+      CASE WHEN live.n >= k.concurrency_cap THEN 'concurrency_cap'
+           WHEN others.n > 0 THEN 'room_not_available'
+           ${onNode ?? ''} END AS refused
+    FROM api_keys k,
+      (SELECT count(*)::int AS n FROM sessions
+       WHERE key_id = ${keyParam} AND status IN ${LIVE}) live,
+      (SELECT count(*)::int AS n FROM sessions
+       WHERE livekit_url = ${urlParam} AND room_name = ${roomParam} AND key_id <> ${keyParam}
+         AND status IN ${LIVE}) others
+    WHERE k.id = ${keyParam}`;
+}
+
+interface VerdictRow {
+  cap: number;
+  active: number;
+  refused: CapacityRefusal['refused'] | null;
+}
+
+/**
+ * One statement: the key's count, the room's and the node's, and, when none refuses, the room
+ * claimed for the key and the session inserted. Alone on the embedded database; on PostgreSQL
+ * after lockKeyAndRoom (with the node's lock), in the same transaction.
+ */
+async function checkAndInsert(
+  db: Queryable,
+  s: NewSession,
+  nodeId: string,
+  capacity: number,
+): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
+  const onNode = `WHEN (SELECT count(*)::int FROM sessions
+      WHERE node_id = $3::text AND status IN ${LIVE}) >= $15::int THEN 'platform_busy'`;
+  const r = await db.query<VerdictRow & Partial<SessionRow>>(
+    `WITH verdict AS (${verdictOf('$2::text', '$8::text', '$9::text', onNode)}),
+       claimed AS (
+         INSERT INTO room_claims (livekit_url, room_name, key_id)
+         SELECT $8::text, $9::text, $2::text FROM verdict WHERE refused IS NULL
+         ON CONFLICT (livekit_url, room_name) DO UPDATE SET key_id = EXCLUDED.key_id
+         WHERE room_claims.key_id <> EXCLUDED.key_id),
+       inserted AS (
+         INSERT INTO sessions (${INSERTED_COLUMNS})
+         SELECT ${insertedValues} FROM verdict WHERE refused IS NULL
+         RETURNING *)
+     SELECT verdict.cap, verdict.active, verdict.refused, inserted.*
+     FROM verdict LEFT JOIN inserted ON true`,
+    [...insertedParams(s, nodeId), capacity],
+  );
+  const row = r.rows[0];
+  if (!row) throw new Error(`no key ${s.keyId} to create a session for`);
+  const { cap, active, refused } = row;
+  if (refused !== null) return { refused, active, cap };
+  return { session: sessionFromRow(row as SessionRow), active: active + 1, cap };
+}
+
+/**
+ * PostgreSQL, after lockKeyAndRoom (cluster placement): the key's count and the room's, and the
+ * room's claim made the key's when no other key has a live session in it.
+ */
+async function checkKeyAndRoom(
+  tx: Queryable,
+  s: NewSession,
+): Promise<{ active: number; cap: number } | CapacityRefusal> {
+  const r = await tx.query<VerdictRow>(
+    `WITH verdict AS (${verdictOf('$1::text', '$2::text', '$3::text')}),
+       claimed AS (
+         UPDATE room_claims SET key_id = $1::text
+         WHERE livekit_url = $2::text AND room_name = $3::text AND key_id <> $1::text
+           AND (SELECT refused FROM verdict) IS NULL)
+     SELECT cap, active, refused FROM verdict`,
+    [s.keyId, s.livekitUrl, s.roomName],
+  );
+  const row = r.rows[0];
+  if (!row) throw new Error(`no key ${s.keyId} to create a session for`);
+  const { cap, active, refused } = row;
+  return refused === null ? { active, cap } : { refused, active, cap };
 }
 
 /** A session by id; of this key only when `keyId` is given. */
@@ -299,36 +419,4 @@ export async function countLive(
     [value],
   );
   return r.rows[0]!.n;
-}
-
-/**
- * Claims a room for a key inside the caller's transaction: the claim row is locked, so creates
- * into the same room serialize here. The room is the key's unless another key has a live session
- * in it (whoever held the claim before, and rows older than the claims table, alike). Returns
- * false when it does.
- */
-async function claimRoom(tx: Queryable, livekitUrl: string, room: string, keyId: string) {
-  await tx.query(
-    `INSERT INTO room_claims (livekit_url, room_name, key_id) VALUES ($1, $2, $3)
-     ON CONFLICT (livekit_url, room_name) DO NOTHING`,
-    [livekitUrl, room, keyId],
-  );
-  const claim = await tx.query<{ key_id: string }>(
-    'SELECT key_id FROM room_claims WHERE livekit_url = $1 AND room_name = $2 FOR UPDATE',
-    [livekitUrl, room],
-  );
-  const others = await tx.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM sessions
-     WHERE livekit_url = $1 AND room_name = $2 AND key_id <> $3 AND status IN ${LIVE}`,
-    [livekitUrl, room, keyId],
-  );
-  if (others.rows[0]!.n > 0) return false;
-  if (claim.rows[0]!.key_id !== keyId) {
-    await tx.query('UPDATE room_claims SET key_id = $3 WHERE livekit_url = $1 AND room_name = $2', [
-      livekitUrl,
-      room,
-      keyId,
-    ]);
-  }
-  return true;
 }

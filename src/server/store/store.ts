@@ -23,7 +23,7 @@ import type { ApiKeyRecord, NewKey } from './keys.js';
 import type { FileRecord } from './files.js';
 import type { VoiceRecord } from './voices.js';
 import type { AvatarRecord, NewAvatar, StockAvatar } from './avatars.js';
-import type { CapacityRefusal, NewSession, Placement, SessionRecord } from './sessions.js';
+import type { CapacityRefusal, NewSession, Placement, SessionRecord, Stamps } from './sessions.js';
 import type { Page } from './paging.js';
 
 /**
@@ -40,7 +40,7 @@ export { hashSecret, type ApiKeyRecord } from './keys.js';
 export type { FileRecord } from './files.js';
 export type { VoiceRecord } from './voices.js';
 export type { AvatarRecord, NewAvatar } from './avatars.js';
-export type { CapacityRefusal, Placement, SessionRecord } from './sessions.js';
+export type { CapacityRefusal, Placement, SessionRecord, Stamps } from './sessions.js';
 export type { Page } from './paging.js';
 
 type Listed<T> = Promise<Page<T> | 'unknown_cursor'>;
@@ -266,7 +266,7 @@ export class Store {
    * Inserts a session if the key is under its cap, a node has room and the room is not another
    * key's, atomically (sessions.ts, insertSessionLocked).
    *
-   * This process takes one key's creates one at a time, and refuses a create at the cap from a
+   * On PostgreSQL, this process takes one key's creates one at a time, and refuses a create at the cap from a
    * plain count before opening a transaction: a burst of creates for one key (300 at once in the
    * cluster test) then holds one connection per node instead of queueing every request on the
    * key's row lock with a connection each, which starved the pool (other requests waited past
@@ -277,11 +277,16 @@ export class Store {
   insertSessionWithinCaps(
     s: NewSession,
     placement: Placement,
+    stamps?: Stamps,
   ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
+    // The embedded database's create is one statement, as cheap as the count before it.
+    if (this.db.kind === 'embedded') return sessions.insertSessionLocked(this.db, s, placement);
     return this.createsByKey.run(s.keyId, async () => {
+      stamps?.mark('keyTurn');
       const { cap, active } = await sessions.capAndLiveForKey(this.db, s.keyId);
+      stamps?.mark('count');
       if (active >= cap) return { refused: 'concurrency_cap', active, cap };
-      return sessions.insertSessionLocked(this.db, s, placement);
+      return sessions.insertSessionLocked(this.db, s, placement, stamps);
     });
   }
 

@@ -38,6 +38,7 @@ import {
 import { StageTimeoutError, withinDeadline } from '../stageTimeout.js';
 import { resolveCallerLiveKit, type ResolvedCallerLiveKit } from './callerLiveKit.js';
 import type { CreateAdmission } from './createAdmission.js';
+import { CreateStamps } from './createStamps.js';
 
 /**
  * How much longer than a start's own bound (mediaStartBoundMs: the media processes, the avatar, the
@@ -142,8 +143,10 @@ export class SessionCreation {
     settle: (live?: number) => void,
     atlasUrls: readonly TimedAtlasUrl[] | undefined,
   ): Promise<SessionCreated> {
+    const stamps = new CreateStamps();
     // Stock and photo avatars alike are rows of the store (another key's answer 404).
     const avatar = await this.o.store.getAvatar(key.id, req.avatar_id);
+    stamps.mark('avatar');
     if (!avatar) throw new AvatarNotFoundError(req.avatar_id);
     if (req.agent_identity !== undefined && req.agent_identity === req.publish_on_behalf) {
       throw new InvalidSessionRequestError(
@@ -154,6 +157,7 @@ export class SessionCreation {
     const voiceId = req.voice_id ?? avatar.defaultVoiceId;
     const voice = await this.resolveVoice(key, voiceId);
     const caller = req.livekit ? await this.resolveCallerLiveKit(req) : null;
+    stamps.mark('voice');
     const id = newId(ID_PREFIXES.session);
     const body = id.slice(ID_PREFIXES.session.length);
     const idleTimeoutSeconds = req.idle_timeout_seconds ?? this.o.limits.idleTimeoutSeconds;
@@ -198,6 +202,7 @@ export class SessionCreation {
           maxDurationSeconds: this.o.limits.maxDurationSeconds,
         },
         placement,
+        stamps,
       ),
       this.o.limits.createStageTimeoutMs,
       'saving the session',
@@ -211,6 +216,7 @@ export class SessionCreation {
       log.error({ err }, 'the session could not be saved in time');
       throw new SessionUnavailableError(`The session could not be created: ${err.message}.`);
     });
+    stamps.mark('commit');
     settle(inserted.active);
     if ('refused' in inserted || inserted.session.nodeId === this.o.nodeId) handoff?.forget();
     if ('refused' in inserted) throw refusalError(inserted);
@@ -222,6 +228,7 @@ export class SessionCreation {
         const timeoutMs = mediaStartBoundMs(this.o.limits) + HANDOFF_MARGIN_MS;
         await this.startedElsewhere(record, handoff!.wait('start', record.nodeId, timeoutMs));
       }
+      stamps.mark('launch');
       token = caller
         ? null
         : await mintParticipantToken(
@@ -229,6 +236,7 @@ export class SessionCreation {
             record.roomName,
             this.o.limits.participantTokenTtlSeconds,
           );
+      stamps.mark('mint');
     } catch (err) {
       // The client is not told of the session, so it must not hold a slot.
       await this.abandon(record);
@@ -245,6 +253,7 @@ export class SessionCreation {
       },
       'session created',
     );
+    if (log.isLevelEnabled('debug')) log.debug({ ms: stamps.phases() }, 'create timing');
     // A driving call that waited for the creation (waiting_state) may have changed it already.
     return { record, participantToken: token };
   }
