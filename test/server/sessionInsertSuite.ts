@@ -56,6 +56,18 @@ function burst(stores: Store[], count: number, make: (i: number) => NewSession, 
 }
 
 export function sessionInsertCases(target: InsertTarget): void {
+  it('saves the session as the create gave it', async () => {
+    const [store] = await target.stores(1);
+    const key = await newKey(store!, 3);
+    const given = { ...newSession(key), callerLiveKit: true, publishOnBehalf: 'agent_1' };
+    const r = await store!.insertSessionWithinCaps(given, onNode(100));
+    if (!('session' in r)) throw new Error(`refused: ${r.refused}`);
+    expect(r).toMatchObject({ active: 1, cap: 3 });
+    const { session } = r;
+    expect(session).toMatchObject({ ...given, nodeId: NODE, status: 'active', endedAt: null });
+    expect(await store!.getSessionById(given.id)).toEqual(session);
+  });
+
   it('keeps a key at its cap however many creates reach the database at once', async () => {
     const stores = await target.stores(3);
     const key = await newKey(stores[0]!, 3);
