@@ -55,8 +55,8 @@ export interface Database extends Executor {
  *
  * PGlite (PostgreSQL in WebAssembly) runs each statement synchronously in the thread that holds
  * it, so it runs on a worker thread of its own (databaseThread.ts): the API's thread posts
- * statements and reads rows, and a burst's statements (each create is a transaction of about ten)
- * take none of its event loop (measured: bench/coldBurst.bench.ts). PGlite has one connection, so
+ * statements and reads rows, and a burst's statements (a create's check-and-insert is one
+ * statement here, its avatar's lookup and key's lookup others) take none of its event loop (measured: bench/coldBurst.bench.ts). PGlite has one connection, so
  * statements and transactions run one at a time (StatementQueue), single statements (a key's
  * lookup) ahead of waiting transactions. A transaction is one task of the thread: BEGIN, its
  * statements through shared memory (TransactionChannel: a message's answer would wait for a turn
@@ -213,7 +213,7 @@ export async function openEmbeddedDatabase(
 
 /**
  * How long the API's thread may sleep, in all, for one transaction's answers before it waits for
- * them without blocking its event loop (a create's eight statements take 2 to 10 ms; a long
+ * them without blocking its event loop (a short transaction's statements take a few ms; a long
  * transaction, a migration, goes on asynchronously). The old in-thread turns let a transaction
  * hold the loop for 50 ms, and this holds it less: asleep, the API's thread leaves its core to
  * the database's.
