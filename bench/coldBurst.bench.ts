@@ -14,7 +14,8 @@
  * Beside it, in the same run: the same burst against a server that does nothing, while the 9
  * avatars of the node's first burst are live (what this machine leaves any server then), and on
  * the idle machine. The goal: the node's 429 p99 and `/healthz` p99 at most 1.5 times that
- * loaded floor's.
+ * loaded floor's. On Linux it also says, burst by burst, how long the API process's main thread
+ * ran and how long it waited for a core (schedstat), and its threads' CPU time.
  *
  *   BENCH_COLD_BURST_NODES  fresh nodes started one after another (default 2; 1 with --quick)
  *   BENCH_COLD_BURST_PROFILE  a directory: the node's API process writes a CPU profile there
@@ -26,7 +27,7 @@
  * Run through `npm run bench -- coldBurst` (inside the benchmark network namespace).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -96,10 +97,72 @@ async function until200(url: string, child: { exitCode: number | null }): Promis
   throw new Error(`${url}: no 200 within 180 s`);
 }
 
+/**
+ * What the node's API process had of the CPU so far (Linux; undefined elsewhere): its main
+ * thread's (the event loop's) time on a core and time ready to run but waiting for one
+ * (schedstat), and all its threads' CPU time (the database's thread included), in milliseconds,
+ * in all and by thread (its name and id; the main thread's id is the process's).
+ */
+interface ApiCpu {
+  ranMs: number;
+  waitedMs: number;
+  processMs: number;
+  byThread: Record<string, number>;
+}
+
+/** A /proc stat line's utime + stime, in milliseconds (clock ticks of 10 ms). */
+function cpuMsOf(stat: string): number {
+  // utime and stime, the 14th and 15th fields: the 12th and 13th after the command's parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function apiCpu(pid: number): ApiCpu | undefined {
+  try {
+    const [ran, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')
+      .split(' ')
+      .map(Number);
+    const byThread: Record<string, number> = {};
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        const ms = cpuMsOf(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+        byThread[`${name} ${tid}`] = ms;
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return {
+      ranMs: ran! / 1e6,
+      waitedMs: waited! / 1e6,
+      processMs: cpuMsOf(readFileSync(`/proc/${pid}/stat`, 'utf8')),
+      byThread,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function cpuSince(pid: number, from: ApiCpu | undefined): ApiCpu | undefined {
+  const now = apiCpu(pid);
+  if (!now || !from) return undefined;
+  return {
+    ranMs: now.ranMs - from.ranMs,
+    waitedMs: now.waitedMs - from.waitedMs,
+    processMs: now.processMs - from.processMs,
+    byThread: Object.fromEntries(
+      Object.entries(now.byThread).map(([name, ms]) => [name, ms - (from.byThread[name] ?? 0)]),
+    ),
+  };
+}
+
 interface FreshNode {
   first: BurstResult;
   second: BurstResult;
   loadedFloor: BurstFigures;
+  /** The API process over each burst, from its start until its last answer. */
+  firstCpu?: ApiCpu;
+  secondCpu?: ApiCpu;
 }
 
 /** A fresh `visage dev`, its first and second bursts, and the floor beside its live avatars. */
@@ -140,17 +203,30 @@ async function freshNode(): Promise<FreshNode> {
   try {
     await until200(`${api}/readyz`, child);
     let loadedFloor: BurstFigures | undefined;
+    let firstCpu: ApiCpu | undefined;
+    let secondCpu: ApiCpu | undefined;
+    const beforeFirst = apiCpu(child.pid!);
     const first = await createBurst({
       nodes: [api],
       secrets,
       creates: CREATES,
       client: CLIENT,
       answered: async () => {
+        firstCpu = cpuSince(child.pid!, beforeFirst);
         await sleep(LIVE_SETTLE_MS);
         loadedFloor = await floorBurst(CREATES, KEYS, 1, CLIENT, true);
       },
     });
-    const second = await createBurst({ nodes: [api], secrets, creates: CREATES, client: CLIENT });
+    const beforeSecond = apiCpu(child.pid!);
+    const second = await createBurst({
+      nodes: [api],
+      secrets,
+      creates: CREATES,
+      client: CLIENT,
+      answered: async () => {
+        secondCpu = cpuSince(child.pid!, beforeSecond);
+      },
+    });
     for (const [name, r] of [
       ['first', first],
       ['second', second],
@@ -168,7 +244,7 @@ async function freshNode(): Promise<FreshNode> {
         console.log(`${name} burst: ${r.created.length} of the ${KEYS * CAP} that fit created`);
       }
     }
-    return { first, second, loadedFloor: loadedFloor! };
+    return { first, second, loadedFloor: loadedFloor!, firstCpu, secondCpu };
   } finally {
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -213,6 +289,23 @@ console.table({
   '201, p50': { first: ms(first.createdP50Ms), second: ms(second.createdP50Ms) },
   '201, max': { first: ms(first.createdMaxMs), second: ms(second.createdMaxMs) },
 });
+for (const [i, n] of nodes.entries()) {
+  for (const [name, c] of [
+    ['first', n.firstCpu],
+    ['second', n.secondCpu],
+  ] as const) {
+    if (!c) continue;
+    console.log(
+      `node ${i + 1}, ${name} burst (until its last answer): the API's main thread ran ${c.ranMs.toFixed(0)} ms and waited ${c.waitedMs.toFixed(0)} ms for a core; the API process's threads ${c.processMs.toFixed(0)} ms of CPU (${Object.entries(
+        c.byThread,
+      )
+        .filter(([, ms]) => ms > 0)
+        .sort(([, a], [, b]) => b - a)
+        .map(([name, ms]) => `${name} ${ms} ms`)
+        .join(', ')})`,
+    );
+  }
+}
 const met =
   first.refusedP99Ms <= GOAL_RATIO * floorRefusedP99 &&
   first.healthP99Ms <= GOAL_RATIO * floorHealthP99;
@@ -225,6 +318,7 @@ await recordFigures('coldBurst', {
   second,
   loadedFloors,
   idleFloor,
+  apiCpu: nodes.map((n) => ({ first: n.firstCpu, second: n.secondCpu })),
   goalMet: met,
 });
 process.exit(0);
