@@ -21,6 +21,7 @@
  *   BENCH_COLD_BURST_PROFILE  a directory: the node's API process writes a CPU profile there
  *   BENCH_BURST_CLIENT    fetch (default here: a new connection per create) or open (connections
  *                         opened before the clock, as burst.bench.ts sends them)
+ *   BENCH_COLD_BURST_NODE_FLAGS  Node's or V8's flags for the API process (space-separated)
  *   BENCH_COLD_BURST_LOG  a file: the node runs with --verbose and its log lines go there (each
  *                         request's time inside the node is its line's `ms`)
  *
@@ -55,6 +56,7 @@ const GOAL_RATIO = 1.5;
 const CLIENT = burstClient(process.env.BENCH_BURST_CLIENT ?? 'fetch');
 const profile = process.env.BENCH_COLD_BURST_PROFILE;
 const logFile = process.env.BENCH_COLD_BURST_LOG;
+const nodeFlags = (process.env.BENCH_COLD_BURST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 setTimeout(() => {
   console.error('cold burst bench: took longer than 10 minutes; giving up');
   process.exit(1);
@@ -174,6 +176,7 @@ async function freshNode(): Promise<FreshNode> {
     process.execPath,
     [
       ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+      ...nodeFlags,
       'bin/visage.js',
       'dev',
       '--data-dir',
