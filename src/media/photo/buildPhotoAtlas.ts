@@ -20,13 +20,8 @@ import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
-import {
-  interiorSoftness,
-  jawRoom,
-  mouthSpriteRect,
-  portraitDarkGain,
-  renderMouthSprite,
-} from './mouthSprites.js';
+import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import { portraitDarkGain } from './mouthDark.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { measureMouthSurface } from './mouthInterior.js';
