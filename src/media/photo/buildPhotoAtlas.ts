@@ -5,9 +5,11 @@ import {
   FRAME_HEIGHT,
   FRAME_WIDTH,
   GAZES,
+  i420ToRgb,
   LID_LEVELS,
   MOUTH_LEVELS,
   poseBlend,
+  renderStill,
   rgbToI420,
   spriteSet,
   SWAY_OFFSETS,
@@ -21,7 +23,8 @@ import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
 import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
-import { portraitDarkGain } from './mouthDark.js';
+import { portraitDarkGain, reaimedDarkGain } from './mouthDark.js';
+import { openMouthWarmth } from './openMouthWarmth.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { measureMouthSurface } from './mouthInterior.js';
@@ -67,7 +70,7 @@ export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
   /** The neutral frame as RGB (the preview). */
   neutral: Uint8Array;
-  timings: Record<'poses' | 'eyes' | 'mouths', number>;
+  timings: Record<'poses' | 'eyes' | 'mouths' | 'aim', number>;
 }
 
 /**
@@ -76,13 +79,27 @@ export interface PhotoAtlasBuild {
  * the picture became (a small photo's are large: what is drawn into it is as soft). About a
  * second of CPU: callers run it off the event loop (the photo worker).
  */
-export function buildPhotoAtlas(
+export async function buildPhotoAtlas(
   canvasRgb: Uint8Array,
   landmarks: readonly Point[],
   atlasId: string,
   photoScale = 1,
-  { greyDark = false }: { greyDark?: boolean } = {},
-): PhotoAtlasBuild {
+  {
+    greyDark = false,
+    findLandmarks,
+  }: {
+    greyDark?: boolean;
+    /**
+     * A face detector's 68 landmarks on a 512 x 512 RGB frame (undefined where it finds no face):
+     * the dark's gain is aimed where it puts the lips on the widest-open frame (aimDarkGain).
+     */
+    findLandmarks?: (
+      rgb: Uint8Array,
+      width: number,
+      height: number,
+    ) => Promise<Point[] | undefined>;
+  } = {},
+): Promise<PhotoAtlasBuild> {
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
   const face = photoFace(landmarks);
@@ -140,18 +157,60 @@ export function buildPhotoAtlas(
   // shapes (rest, m, b, p; the seam's shade) stay as they were, and so does their identity.
   const openSoftness =
     surface.lipEdge >= SOFT_LIPS ? Math.max(closedSoftness, lipSoftness) : closedSoftness;
-  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark).
-  const darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
-  const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
+  const mouthRgb = (
+    viseme: (typeof VISEMES)[number],
+    amount: number,
+    darkGain: number,
+    grey = greyDark,
+  ) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
-    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
+    return renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness: viseme === 'rest' || pose.seam ? closedSoftness : openSoftness,
       grain: surface.grain,
-      greyDark,
+      greyDark: grey,
       darkGain,
     });
-    return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };
+  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark),
+  // aimed on the widest-open frame where a face detector puts the lips, when there is one: the
+  // lips a viewer sees round an open mouth are stretched and cut otherwise than the photo's at
+  // rest (Walter White's 1.16 times colder), and the dark within them is not the model's (about
+  // half a second a build, most of it the detection; docs/photo-avatars.md).
+  let darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
+  let aimMs = 0;
+  if (!greyDark && findLandmarks) {
+    const aimStarted = performance.now();
+    const still = (rgb: Float32Array) => {
+      const sprite = rgbToI420(rgb, mouthRect.width, mouthRect.height);
+      const frame = renderStill(
+        {
+          avatarId: atlasId,
+          poses,
+          blends,
+          eyes: spriteSet(eyeRect, eyes),
+          // The sprite and its every byte changed: a sprite set pastes what varies, here all.
+          mouths: spriteSet(mouthRect, [sprite, sprite.map((b) => b ^ 1)]),
+          mouthRegion: mouthMeasureRegion(face, mouthRect),
+          buildMs: 0,
+          bytes: 0,
+        },
+        // The first sprite of that set (the widest-open one, here).
+        { mouth: { viseme: VISEMES[0], openness: 0 } },
+      );
+      return i420ToRgb({ width: FRAME_WIDTH, height: FRAME_HEIGHT, data: frame });
+    };
+    darkGain = await aimDarkGain(
+      darkGain,
+      // The lips where the detector finds them on the frame with the dark grey at the same luma
+      // (as the figures are measured: a warm dark moves the detector's inner lip contour).
+      () => findLandmarks(still(mouthRgb('AA', 1, 1, true)), FRAME_WIDTH, FRAME_HEIGHT),
+      (gain) => still(mouthRgb('AA', 1, gain)),
+      (gain, seen) => reaimedDarkGain(colours, teeth, gain, seen),
+    );
+    aimMs = performance.now() - aimStarted;
+  }
+  const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) =>
+    rgbToI420(mouthRgb(viseme, amount, darkGain), mouthRect.width, mouthRect.height);
   const mouths: Uint8Array[] = [mouthSprite('rest', 0)];
   for (let v = 1; v < VISEMES.length; v++) {
     for (let level = 1; level < MOUTH_LEVELS; level++) {
@@ -179,10 +238,37 @@ export function buildPhotoAtlas(
     timings: {
       poses: posesDone - started,
       eyes: eyesDone - posesDone,
-      mouths: mouthsDone - eyesDone,
+      mouths: mouthsDone - eyesDone - aimMs,
+      aim: aimMs,
     },
   };
 }
+
+/**
+ * The dark's gain aimed where a viewer's face detector puts the lips (issue 43): its landmarks
+ * found once (`landmarks`), the widest-open frame drawn at `gain` (`frame`) and its dark's warmth
+ * over those lips measured (openMouthWarmth), then the gain re-aimed (`reaim`); twice, the second
+ * from the first's frame. `gain` as it was where no face or no dark is found.
+ */
+async function aimDarkGain(
+  gain: number,
+  landmarks: () => Promise<Point[] | undefined>,
+  frame: (gain: number) => Uint8Array,
+  reaim: (gain: number, seen: number) => number,
+): Promise<number> {
+  const found = await landmarks();
+  if (!found) return gain;
+  let aimed = gain;
+  for (let n = 0; n < AIM_STEPS; n++) {
+    const seen = openMouthWarmth(frame(aimed), FRAME_WIDTH, FRAME_HEIGHT, found);
+    if (!Number.isFinite(seen)) break;
+    aimed = reaim(aimed, seen);
+  }
+  return aimed;
+}
+
+/** How many times the gain is measured on the frame and re-aimed. */
+const AIM_STEPS = 2;
 
 /** The mouth sprite must not reach up into the eye sprite (they are pasted one after the other). */
 function belowRect(mouth: Rect, eyes: Rect): Rect {

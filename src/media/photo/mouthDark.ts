@@ -84,8 +84,11 @@ const REAL_CAVITY_HUE = 0.6;
  * round the inside); made grey (saturation at most 0.34, CAVITY_SATURATION) it read blue-grey in
  * a warm face (Walter White's 0.75 times his lips', Audrey Hepburn's 0.45). A fixed gain (2.3)
  * gave 1.52 to 2.42, six of ten above the real ones' most (Walter White's and Chuck Norris's 2.4
- * read at 3x as maroon paint); chosen per portrait, 1.49 to 1.83 on eight of ten (Walter White's
- * and Sean Connery's 2.10 and 1.93: docs/photo-avatars.md).
+ * read at 3x as maroon paint); chosen per portrait against the photo's lips at rest, 1.49 to
+ * 1.83 on eight of ten (Walter White's and Sean Connery's 2.10 and 1.93: the open frame's lips are
+ * colder than the photo's at rest); re-aimed on the widest-open frame where a face detector puts
+ * the lips (buildPhotoAtlas, aimDarkGain), 1.58 to 1.68 on nine (Audrey Hepburn's 1.49: her dark
+ * at the gain's most and the saturation's cap; docs/photo-avatars.md).
  */
 const REAL_DARK_WARMTH = 1.62;
 /** The gain's bounds (a lip colour with little warmth gets the most). */
@@ -172,15 +175,56 @@ const GAIN_COLOUR = new Float32Array(3);
  * cone over an opening with no teeth or tongue) over a grid of the opening, for gains found by
  * bisection, against the lips as seen round the mouth (FaceColours.lipsSeen; their hue is the
  * middle of the lips' own colours, `lip`). Measured colours, not names. The same for every sprite
- * of a portrait: found once per build (buildPhotoAtlas) and passed to renderMouthSprite.
+ * of a portrait: found once per build (buildPhotoAtlas) and passed to renderMouthSprite; where the
+ * build has a face detector, a first aim, re-aimed on the widest-open frame (reaimedDarkGain).
  */
 export function portraitDarkGain(c: FaceColours, photo: PhotoTeeth): number {
-  return findDarkGain(c.lips, c.lipsSeen, portraitDark(c, photo));
+  const lipWarmth = warmthOf(c.lipsSeen);
+  if (!(lipWarmth > 0.05)) return DARK_GAIN_MAX;
+  return gainFor(darkModel(c, photo), REAL_DARK_WARMTH * lipWarmth);
 }
 
-function findDarkGain(lip: Colour, lipsSeen: Colour, look: PortraitDark): number {
-  const lipWarmth = warmthOf(lipsSeen);
-  if (!(lipWarmth > 0.05)) return DARK_GAIN_MAX;
+/**
+ * The gain re-aimed on the widest-open frame as built with `gain`, where a face detector put the
+ * lips: its dark came out `seen` times as warm as the lips it found there (lipsAsSeen between its
+ * contours), and REAL_DARK_WARMTH is wanted. The model's warmth (darkModel) is taken to follow the
+ * frame's in proportion near `gain` (what it leaves out, the lips' colour where the frame has
+ * them and the dark's part inside the contour, does not move with the gain), and the gain where
+ * the model is that much warmer or colder is found on the model (no render per try).
+ */
+export function reaimedDarkGain(
+  c: FaceColours,
+  photo: PhotoTeeth,
+  gain: number,
+  seen: number,
+): number {
+  if (!(seen > 0.05)) return gain;
+  const model = darkModel(c, photo);
+  return gainFor(model, (model(gain) * REAL_DARK_WARMTH) / seen);
+}
+
+/** The gain (DARK_GAIN_MIN to DARK_GAIN_MAX) at which `warmthAt` reaches `want`, by bisection. */
+function gainFor(warmthAt: (gain: number) => number, want: number): number {
+  let lo = DARK_GAIN_MIN;
+  let hi = DARK_GAIN_MAX;
+  if (warmthAt(hi) <= want) return hi;
+  if (warmthAt(lo) >= want) return lo;
+  for (let n = 0; n < 20; n++) {
+    const mid = (lo + hi) / 2;
+    if (warmthAt(mid) < want) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * The model of the dark: (R - B) over luma of the mean colour of the darkest half of the dark as
+ * interiorColour draws it (warmDark, shaded by the cone over an opening with no teeth or tongue)
+ * over a grid of the opening, at a chroma gain.
+ */
+function darkModel(c: FaceColours, photo: PhotoTeeth): (gain: number) => number {
+  const lip = c.lips;
+  const look = portraitDark(c, photo);
   const samples: { t: number; down: number; luma: number }[] = [];
   for (let i = 0; i < 16; i++) {
     for (let j = 0; j < 12; j++) {
@@ -198,25 +242,15 @@ function findDarkGain(lip: Colour, lipsSeen: Colour, look: PortraitDark): number
   }
   samples.sort((a, b) => a.luma - b.luma);
   const darkest = samples.slice(0, samples.length / 2);
-  const warmthAt = (gain: number) => {
+  return (gain: number) => {
     const sum = [0, 0, 0];
     const hue = darkHueOf(lip, gain);
     for (const s of darkest) {
       warmDark(s.t, s.down, s.luma, hue, look, GAIN_COLOUR);
       for (let k = 0; k < 3; k++) sum[k]! += GAIN_COLOUR[k]!;
     }
-    return warmthOf(sum) / lipWarmth;
+    return warmthOf(sum);
   };
-  let lo = DARK_GAIN_MIN;
-  let hi = DARK_GAIN_MAX;
-  if (warmthAt(hi) <= REAL_DARK_WARMTH) return hi;
-  if (warmthAt(lo) >= REAL_DARK_WARMTH) return lo;
-  for (let n = 0; n < 20; n++) {
-    const mid = (lo + hi) / 2;
-    if (warmthAt(mid) < REAL_DARK_WARMTH) lo = mid;
-    else hi = mid;
-  }
-  return (lo + hi) / 2;
 }
 
 /**
