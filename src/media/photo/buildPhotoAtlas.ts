@@ -76,8 +76,9 @@ export interface PhotoAtlasBuild {
 /**
  * Builds the atlas from the framed canvas (CANVAS_SIZE square RGB, the frame at CANVAS_MARGIN)
  * and the 68 landmarks in frame coordinates; `photoScale` is how many frame pixels a pixel of
- * the picture became (a small photo's are large: what is drawn into it is as soft). About a
- * second of CPU: callers run it off the event loop (the photo worker).
+ * the picture became (a small photo's are large: what is drawn into it is as soft). A second or
+ * two of CPU, and with `findLandmarks` one face detection more: callers run it off the event loop
+ * (the photo worker).
  */
 export async function buildPhotoAtlas(
   canvasRgb: Uint8Array,
