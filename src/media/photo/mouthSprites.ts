@@ -17,7 +17,9 @@ import {
   lerp,
   sampleInto,
   smoothstep,
+  splineKernels,
   ThinPlateSpline,
+  type SplineKernels,
   type FloatPicture,
   type Vec,
 } from './warp.js';
@@ -102,6 +104,34 @@ export function mouthSpriteRect(face: PhotoFace, maxJawDrop: number, margin: num
   return evenRectAround(points, 2, margin);
 }
 
+/**
+ * The spline kernel's values of the sprite's fixed points (its border and the nostrils, which
+ * every sprite of a build shares) at its grid's points: computed for the first sprite of a face
+ * and rect, then reused (the same numbers: a third to a half of a sprite's warp was these).
+ */
+function fixedKernels(
+  face: PhotoFace,
+  rect: Rect,
+  fixed: readonly Vec[],
+  gw: number,
+  gh: number,
+): SplineKernels {
+  const key = `${rect.x},${rect.y},${rect.width},${rect.height}`;
+  const kept = KERNELS.get(face);
+  if (kept?.key === key) return kept.kernels;
+  const points: Vec[] = [];
+  for (let j = 0; j < gh; j++) {
+    for (let i = 0; i < gw; i++)
+      points.push({ x: rect.x + i * GRID + 0.5, y: rect.y + j * GRID + 0.5 });
+  }
+  const kernels = splineKernels(fixed, points, face.mouth.halfWidth);
+  KERNELS.set(face, { key, kernels });
+  return kernels;
+}
+
+/** fixedKernels per face (one build's), for its latest rect. */
+const KERNELS = new WeakMap<PhotoFace, { key: string; kernels: SplineKernels }>();
+
 export function renderMouthSprite(
   canvas: FloatPicture,
   offset: number,
@@ -135,6 +165,7 @@ export function renderMouthSprite(
   for (const i of NOSTRILS) fixed.push(at(face.landmarks, i));
   const gw = Math.ceil(w / GRID) + 1;
   const gh = Math.ceil(h / GRID) + 1;
+  const known = fixedKernels(face, rect, fixed, gw, gh);
   // The map on a grid (per pixel by bilinear interpolation), steered by the points of one side
   // of the lips' seam only (or by all of them where there is none).
   const grid = (side?: 'upper' | 'lower') => {
@@ -153,7 +184,7 @@ export function renderMouthSprite(
       for (let i = 0; i < gw; i++) {
         const px = rx + i * GRID + 0.5;
         const py = ry + j * GRID + 0.5;
-        spline.map(px, py, q);
+        spline.map(px, py, q, known, j * gw + i);
         gx[j * gw + i] = q.x - px;
         gy[j * gw + i] = q.y - py;
       }
