@@ -347,13 +347,23 @@ function gaussianBlur(
         for (let c = 0; c < channels; c++) line[x * channels + c] = img[at(l, x) + c] as number;
       }
       for (let x = 0; x < length; x++) {
+        // Away from the line's ends no tap is clamped: the same sums without the clamping.
+        const inside = x - radius >= 0 && x + radius <= length - 1;
+        const start = at(l, x);
         for (let c = 0; c < channels; c++) {
           let acc = 0;
-          for (let t = -radius; t <= radius; t++) {
-            const k = Math.min(length - 1, Math.max(0, x + t));
-            acc += (kernel[t + radius] as number) * (line[k * channels + c] as number);
+          if (inside) {
+            for (let t = 0, k = (x - radius) * channels + c; t < kernel.length; t++) {
+              acc += (kernel[t] as number) * (line[k] as number);
+              k += channels;
+            }
+          } else {
+            for (let t = -radius; t <= radius; t++) {
+              const k = Math.min(length - 1, Math.max(0, x + t));
+              acc += (kernel[t + radius] as number) * (line[k * channels + c] as number);
+            }
           }
-          img[at(l, x) + c] = acc;
+          img[start + c] = acc;
         }
       }
     }
