@@ -205,7 +205,13 @@ export async function buildPhotoAtlas(
       // The lips where the detector finds them on the frame with the dark grey at the same luma
       // (as the figures are measured: a warm dark moves the detector's inner lip contour).
       () => findLandmarks(still(mouthRgb('AA', 1, 1, true)), FRAME_WIDTH, FRAME_HEIGHT),
-      (gain) => still(mouthRgb('AA', 1, gain)),
+      // The dark's warmth on the sprite alone, as pasted into the frame (its planes copied as
+      // they are at even offsets: the same pixels as the frame's there, without the frame).
+      (gain, lips) => {
+        const sprite = rgbToI420(mouthRgb('AA', 1, gain), mouthRect.width, mouthRect.height);
+        const rgb = i420ToRgb({ width: mouthRect.width, height: mouthRect.height, data: sprite });
+        return openMouthWarmth(rgb, mouthRect.width, mouthRect.height, lips, mouthRect);
+      },
       (gain, seen) => reaimedDarkGain(colours, teeth, gain, seen),
     );
     aimMs = performance.now() - aimStarted;
@@ -247,21 +253,21 @@ export async function buildPhotoAtlas(
 
 /**
  * The dark's gain aimed where a viewer's face detector puts the lips (issue 43): its landmarks
- * found once (`landmarks`), the widest-open frame drawn at `gain` (`frame`) and its dark's warmth
- * over those lips measured (openMouthWarmth), then the gain re-aimed (`reaim`); twice, the second
- * from the first's frame. `gain` as it was where no face or no dark is found.
+ * found once (`landmarks`), the widest-open mouth drawn at `gain` and its dark's warmth over
+ * those lips measured (`warmth`, openMouthWarmth), then the gain re-aimed (`reaim`); twice, the
+ * second from the first's drawing. `gain` as it was where no face or no dark is found.
  */
 async function aimDarkGain(
   gain: number,
   landmarks: () => Promise<Point[] | undefined>,
-  frame: (gain: number) => Uint8Array,
+  warmth: (gain: number, lips: readonly Point[]) => number,
   reaim: (gain: number, seen: number) => number,
 ): Promise<number> {
   const found = await landmarks();
   if (!found) return gain;
   let aimed = gain;
   for (let n = 0; n < AIM_STEPS; n++) {
-    const seen = openMouthWarmth(frame(aimed), FRAME_WIDTH, FRAME_HEIGHT, found);
+    const seen = warmth(aimed, found);
     if (!Number.isFinite(seen)) break;
     aimed = reaim(aimed, seen);
   }

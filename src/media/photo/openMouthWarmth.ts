@@ -20,16 +20,18 @@ export function openMouthWarmth(
   width: number,
   height: number,
   landmarks: readonly Point[],
+  /** Where the picture's top left pixel lies in the landmarks' coordinates (a part of a frame). */
+  origin: { x: number; y: number } = { x: 0, y: 0 },
 ): number {
   const outer = landmarks.slice(48, 60);
   const inner = landmarks.slice(60, 68);
   const colourAt = (x: number, y: number): Colour => {
-    const k = (y * width + x) * 3;
+    const k = ((y - origin.y) * width + (x - origin.x)) * 3;
     return [rgb[k] as number, rgb[k + 1] as number, rgb[k + 2] as number];
   };
   const inside: Colour[] = [];
   const ring: Colour[] = [];
-  const box = boxOf(outer, width, height);
+  const box = boxOf(outer, origin, width, height);
   for (let y = box.y0; y <= box.y1; y++) {
     for (let x = box.x0; x <= box.x1; x++) {
       const p = { x: x + 0.5, y: y + 0.5 };
@@ -49,14 +51,19 @@ export function openMouthWarmth(
 /** The dark's luma is under this share of the lips' for its warmth to be measured. */
 const DARK_SHARE = 0.6;
 
-function boxOf(poly: readonly Point[], width: number, height: number) {
+function boxOf(
+  poly: readonly Point[],
+  origin: { x: number; y: number },
+  width: number,
+  height: number,
+) {
   const xs = poly.map((p) => p.x);
   const ys = poly.map((p) => p.y);
   return {
-    x0: Math.max(0, Math.floor(Math.min(...xs))),
-    x1: Math.min(width - 1, Math.ceil(Math.max(...xs))),
-    y0: Math.max(0, Math.floor(Math.min(...ys))),
-    y1: Math.min(height - 1, Math.ceil(Math.max(...ys))),
+    x0: Math.max(origin.x, Math.floor(Math.min(...xs))),
+    x1: Math.min(origin.x + width - 1, Math.ceil(Math.max(...xs))),
+    y0: Math.max(origin.y, Math.floor(Math.min(...ys))),
+    y1: Math.min(origin.y + height - 1, Math.ceil(Math.max(...ys))),
   };
 }
 
