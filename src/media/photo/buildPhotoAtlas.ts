@@ -5,9 +5,11 @@ import {
   FRAME_HEIGHT,
   FRAME_WIDTH,
   GAZES,
+  i420ToRgb,
   LID_LEVELS,
   MOUTH_LEVELS,
   poseBlend,
+  renderStill,
   rgbToI420,
   spriteSet,
   SWAY_OFFSETS,
@@ -20,13 +22,9 @@ import { measureFaceColours } from './faceColours.js';
 import { motionWeights, renderPose } from './headMotion.js';
 import type { Point } from './landmarks.js';
 import { mouthPose } from './mouthMotion.js';
-import {
-  interiorSoftness,
-  jawRoom,
-  mouthSpriteRect,
-  portraitDarkGain,
-  renderMouthSprite,
-} from './mouthSprites.js';
+import { interiorSoftness, jawRoom, mouthSpriteRect, renderMouthSprite } from './mouthSprites.js';
+import { portraitDarkGain, reaimedDarkGain } from './mouthDark.js';
+import { openMouthWarmth } from './openMouthWarmth.js';
 import { photoFace } from './photoFace.js';
 import { measurePhotoTeeth } from './photoTeeth.js';
 import { measureMouthSurface } from './mouthInterior.js';
@@ -72,22 +70,37 @@ export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
   /** The neutral frame as RGB (the preview). */
   neutral: Uint8Array;
-  timings: Record<'poses' | 'eyes' | 'mouths', number>;
+  timings: Record<'poses' | 'eyes' | 'mouths' | 'aim', number>;
 }
 
 /**
  * Builds the atlas from the framed canvas (CANVAS_SIZE square RGB, the frame at CANVAS_MARGIN)
  * and the 68 landmarks in frame coordinates; `photoScale` is how many frame pixels a pixel of
- * the picture became (a small photo's are large: what is drawn into it is as soft). About a
- * second of CPU: callers run it off the event loop (the photo worker).
+ * the picture became (a small photo's are large: what is drawn into it is as soft). A second or
+ * two of CPU, and with `findLandmarks` one face detection more: callers run it off the event loop
+ * (the photo worker).
  */
-export function buildPhotoAtlas(
+export async function buildPhotoAtlas(
   canvasRgb: Uint8Array,
   landmarks: readonly Point[],
   atlasId: string,
   photoScale = 1,
-  { greyDark = false }: { greyDark?: boolean } = {},
-): PhotoAtlasBuild {
+  {
+    greyDark = false,
+    findLandmarks,
+  }: {
+    greyDark?: boolean;
+    /**
+     * A face detector's 68 landmarks on a 512 x 512 RGB frame (undefined where it finds no face):
+     * the dark's gain is aimed where it puts the lips on the widest-open frame (aimDarkGain).
+     */
+    findLandmarks?: (
+      rgb: Uint8Array,
+      width: number,
+      height: number,
+    ) => Promise<Point[] | undefined>;
+  } = {},
+): Promise<PhotoAtlasBuild> {
   const started = performance.now();
   const canvas = floatPicture(CANVAS_SIZE, CANVAS_SIZE, canvasRgb);
   const face = photoFace(landmarks);
@@ -145,18 +158,66 @@ export function buildPhotoAtlas(
   // shapes (rest, m, b, p; the seam's shade) stay as they were, and so does their identity.
   const openSoftness =
     surface.lipEdge >= SOFT_LIPS ? Math.max(closedSoftness, lipSoftness) : closedSoftness;
-  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark).
-  const darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
-  const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) => {
+  const mouthRgb = (
+    viseme: (typeof VISEMES)[number],
+    amount: number,
+    darkGain: number,
+    grey = greyDark,
+  ) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
-    const rgb = renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
+    return renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
       softness: viseme === 'rest' || pose.seam ? closedSoftness : openSoftness,
       grain: surface.grain,
-      greyDark,
+      greyDark: grey,
       darkGain,
     });
-    return rgbToI420(rgb, mouthRect.width, mouthRect.height);
   };
+  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark),
+  // aimed on the widest-open frame where a face detector puts the lips, when there is one: the
+  // lips a viewer sees round an open mouth are stretched and cut otherwise than the photo's at
+  // rest (Walter White's 1.16 times colder), and the dark within them is not the model's (about
+  // half a second a build, most of it the detection; docs/photo-avatars.md).
+  let darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
+  let aimMs = 0;
+  if (!greyDark && findLandmarks) {
+    const aimStarted = performance.now();
+    const still = (rgb: Float32Array) => {
+      const sprite = rgbToI420(rgb, mouthRect.width, mouthRect.height);
+      const frame = renderStill(
+        {
+          avatarId: atlasId,
+          poses,
+          blends,
+          eyes: spriteSet(eyeRect, eyes),
+          // The sprite and its every byte changed: a sprite set pastes what varies, here all.
+          mouths: spriteSet(mouthRect, [sprite, sprite.map((b) => b ^ 1)]),
+          mouthRegion: mouthMeasureRegion(face, mouthRect),
+          buildMs: 0,
+          bytes: 0,
+        },
+        // The first sprite of that set (the widest-open one, here).
+        { mouth: { viseme: VISEMES[0], openness: 0 } },
+      );
+      return i420ToRgb({ width: FRAME_WIDTH, height: FRAME_HEIGHT, data: frame });
+    };
+    darkGain = await aimDarkGain(
+      darkGain,
+      // The lips where the detector finds them on the frame with the dark grey at the same luma
+      // (as the figures are measured: a warm dark moves the detector's inner lip contour).
+      () => findLandmarks(still(mouthRgb('AA', 1, 1, true)), FRAME_WIDTH, FRAME_HEIGHT),
+      // The dark's warmth on the sprite alone, as pasted into the frame (its planes copied as
+      // they are at even offsets: the same pixels as the frame's there, without the frame).
+      (gain, lips) => {
+        const sprite = rgbToI420(mouthRgb('AA', 1, gain), mouthRect.width, mouthRect.height);
+        const rgb = i420ToRgb({ width: mouthRect.width, height: mouthRect.height, data: sprite });
+        return openMouthWarmth(rgb, mouthRect.width, mouthRect.height, lips, mouthRect);
+      },
+      (gain, seen) => reaimedDarkGain(colours, teeth, gain, seen),
+    );
+    aimMs = performance.now() - aimStarted;
+  }
+  const mouthSprite = (viseme: (typeof VISEMES)[number], amount: number) =>
+    rgbToI420(mouthRgb(viseme, amount, darkGain), mouthRect.width, mouthRect.height);
   const mouths: Uint8Array[] = [mouthSprite('rest', 0)];
   for (let v = 1; v < VISEMES.length; v++) {
     for (let level = 1; level < MOUTH_LEVELS; level++) {
@@ -184,10 +245,37 @@ export function buildPhotoAtlas(
     timings: {
       poses: posesDone - started,
       eyes: eyesDone - posesDone,
-      mouths: mouthsDone - eyesDone,
+      mouths: mouthsDone - eyesDone - aimMs,
+      aim: aimMs,
     },
   };
 }
+
+/**
+ * The dark's gain aimed where a viewer's face detector puts the lips (issue 43): its landmarks
+ * found once (`landmarks`), the widest-open mouth drawn at `gain` and its dark's warmth over
+ * those lips measured (`warmth`, openMouthWarmth), then the gain re-aimed (`reaim`); twice, the
+ * second from the first's drawing. `gain` as it was where no face or no dark is found.
+ */
+async function aimDarkGain(
+  gain: number,
+  landmarks: () => Promise<Point[] | undefined>,
+  warmth: (gain: number, lips: readonly Point[]) => number,
+  reaim: (gain: number, seen: number) => number,
+): Promise<number> {
+  const found = await landmarks();
+  if (!found) return gain;
+  let aimed = gain;
+  for (let n = 0; n < AIM_STEPS; n++) {
+    const seen = warmth(aimed, found);
+    if (!Number.isFinite(seen)) break;
+    aimed = reaim(aimed, seen);
+  }
+  return aimed;
+}
+
+/** How many times the gain is measured on the frame and re-aimed. */
+const AIM_STEPS = 2;
 
 /** The mouth sprite must not reach up into the eye sprite (they are pasted one after the other). */
 function belowRect(mouth: Rect, eyes: Rect): Rect {

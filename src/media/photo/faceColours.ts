@@ -19,7 +19,7 @@ export interface FaceColours {
    * between the inner contours and the outer ones grown by LIPS_SEEN_GROWTH (shadows, highlights,
    * the hairs of a moustache, the skin at their edge) that are lips, not teeth or the dark of a
    * mouth open in the photo (lipsAsSeen, as test/support/mouthUpClose.ts measures the lips on a
-   * frame): what a mouth's dark is held as warm as (mouthSprites.ts, portraitDarkGain).
+   * frame): what a mouth's dark is held as warm as (mouthDark.ts, portraitDarkGain).
    */
   lipsSeen: Colour;
   sclera: Colour;

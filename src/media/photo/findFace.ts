@@ -119,6 +119,34 @@ export async function detectFaces(
 }
 
 /**
+ * The 68 landmarks of the largest face the first detector finds (from MIN_SCORE) on an RGB
+ * picture, without the second detector or the age and gender net; undefined where it finds none.
+ * For a frame the build drew itself (buildPhotoAtlas: where a viewer's detector puts the lips of
+ * its widest-open mouth), not to choose a face in a photo.
+ */
+export async function largestFaceLandmarks(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+): Promise<Point[] | undefined> {
+  const faceapi = await faceApiWith('detector', 'landmarks');
+  const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');
+  try {
+    const found = await faceapi
+      .detectAllFaces(
+        tensor as never,
+        new faceapi.SsdMobilenetv1Options({ minConfidence: MIN_SCORE }),
+      )
+      .withFaceLandmarks();
+    const area = (f: (typeof found)[number]) => f.detection.box.width * f.detection.box.height;
+    const largest = [...found].sort((a, b) => area(b) - area(a))[0];
+    return largest?.landmarks.positions.map((p) => ({ x: p.x, y: p.y }));
+  } finally {
+    tensor.dispose();
+  }
+}
+
+/**
  * The face to animate: the largest one that both detectors see, checked against the limits.
  * `scale` converts the detection picture's pixels to the original's (it may have been decoded
  * smaller). The checks, in order: a human face at all (the second detector agrees; where

@@ -13,7 +13,8 @@ import { luma, type Colour } from './faceColours.js';
  * - the dark: darker than halfway (DARK_SPLIT) from the inside's darkest half (`darkLuma`) to
  *   the ring's median.
  * One definition for the figure a test measures on a frame (test/support/mouthUpClose.ts,
- * `warmth`) and for the build's aim (faceColours.ts, lipsSeen: at rest, with no dark of its
+ * `warmth`), for the build's aim on its own widest-open frame (openMouthWarmth.ts) and for its
+ * first aim (faceColours.ts, lipsSeen: at rest, with no dark of its
  * own to leave out unless the photo's mouth is open): what the viewer sees as the lips.
  */
 export const TEETH_GREYER = 0.6;

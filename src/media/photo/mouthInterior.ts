@@ -28,7 +28,7 @@ const CAVITY: Band = { rows: { from: 20, to: 29 }, columns: { from: 20, to: 48 }
 /**
  * The saturation (HSV) the dark of the mouth was given at most: real open mouths measured 0.27 to
  * 0.44 in the issue's table; a darkened lip colour was 0.60 to 0.77 (a maroon paint). Only its
- * luma is used now: its colour is the lips' hue, warmer (mouthSprites.ts, REAL_DARK_WARMTH), or
+ * luma is used now: its colour is the lips' hue, warmer (mouthDark.ts, REAL_DARK_WARMTH), or
  * the photo's own dark's.
  */
 export const CAVITY_SATURATION = 0.34;
@@ -131,7 +131,7 @@ export function realCavityShade(t: number, y: number, out: Float32Array): number
   relative(CAVITY, realMouthMeans().cavity, t, y, out);
   const m = realMouthMeans().cavity;
   // Against its row's mean: the real mouth's light from top to bottom is not kept (the depth of
-  // the cavity is shaded by the opening's own top-to-bottom law, in mouthSprites.ts).
+  // the cavity is shaded by the opening's own top-to-bottom law, in interiorColour.ts).
   return clamp(
     luma(out[0]! * m[0], out[1]! * m[1], out[2]! * m[2]) / Math.max(1, cavityRowLuma(y)),
     0.6,
@@ -146,7 +146,7 @@ export function realCavityShade(t: number, y: number, out: Float32Array): number
 /**
  * The real cavity's colour (RGB) at t (-1..1) and y (0 its top, under the teeth; 1 its floor),
  * into out: a brown under the teeth, redder down to its floor (issue 43: the dark of a mouth with
- * no dark of its own takes its hue from it; mouthSprites.ts, interiorColour).
+ * no dark of its own takes its hue from it; interiorColour.ts).
  */
 export function realCavity(t: number, y: number, out: Float32Array): void {
   sample(CAVITY, t, y, out);

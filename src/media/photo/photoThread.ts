@@ -2,7 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 import { packAtlas } from '../render/index.js';
 import { buildPhotoAtlas } from './buildPhotoAtlas.js';
-import { detectFaces } from './findFace.js';
+import { detectFaces, largestFaceLandmarks } from './findFace.js';
 import type { PhotoTask, PhotoTaskResult, PhotoThreadReply } from './photoThreadProtocol.js';
 
 /**
@@ -15,9 +15,13 @@ async function run(task: PhotoTask): Promise<PhotoTaskResult> {
     case 'detect':
       return detectFaces(task.rgb, task.width, task.height);
     case 'build': {
-      const build = buildPhotoAtlas(task.canvas, task.landmarks, task.atlasId, task.photoScale, {
-        greyDark: task.greyDark,
-      });
+      const build = await buildPhotoAtlas(
+        task.canvas,
+        task.landmarks,
+        task.atlasId,
+        task.photoScale,
+        { greyDark: task.greyDark, findLandmarks: largestFaceLandmarks },
+      );
       return { atlas: packAtlas(build.atlas), neutral: build.neutral, timings: build.timings };
     }
   }

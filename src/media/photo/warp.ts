@@ -108,8 +108,12 @@ export class ThinPlateSpline {
     [this.wx, this.wy] = solveTwo(a, m, bx, by);
   }
 
-  /** The source position of target position (x, y). */
-  map(x: number, y: number, out: Vec): Vec {
+  /**
+   * The source position of target position (x, y). `known` holds the kernel's values at (x, y)
+   * of the spline's first targets, from `at` (splineKernels: the same for every spline whose
+   * first targets these are, and the same numbers as computed here).
+   */
+  map(x: number, y: number, out: Vec, known?: SplineKernels, at = 0): Vec {
     const n = this.n;
     const px = x / this.scale;
     const py = y / this.scale;
@@ -117,7 +121,13 @@ export class ThinPlateSpline {
     const wy = this.wy;
     let dx = (wx[n] as number) + (wx[n + 1] as number) * px + (wx[n + 2] as number) * py;
     let dy = (wy[n] as number) + (wy[n + 1] as number) * px + (wy[n + 2] as number) * py;
-    for (let i = 0; i < n; i++) {
+    const first = known ? Math.min(n, known.count) : 0;
+    for (let i = 0; i < first; i++) {
+      const u = (known as SplineKernels).values[at * first + i] as number;
+      dx += (wx[i] as number) * u;
+      dy += (wy[i] as number) * u;
+    }
+    for (let i = first; i < n; i++) {
       const u = kernel(px - (this.cx[i] as number), py - (this.cy[i] as number));
       dx += (wx[i] as number) * u;
       dy += (wy[i] as number) * u;
@@ -126,6 +136,39 @@ export class ThinPlateSpline {
     out.y = y + dy * this.scale;
     return out;
   }
+}
+
+/** The spline kernel's values at points for targets every spline of a set begins with. */
+export interface SplineKernels {
+  /** How many of the targets (the first of each spline). */
+  count: number;
+  /** Per point, `count` values. */
+  values: Float64Array;
+}
+
+/**
+ * The kernel's values of `targets` (the first targets of splines of this `scale`) at each of
+ * `points`, computed as ThinPlateSpline.map would: a map at the k-th point given them at k gives
+ * the same numbers without their logarithms (the mouth sprites' border, once a build instead of
+ * once a sprite).
+ */
+export function splineKernels(
+  targets: readonly Vec[],
+  points: readonly Vec[],
+  scale: number,
+): SplineKernels {
+  const count = targets.length;
+  const cx = Float64Array.from(targets, (p) => p.x / scale);
+  const cy = Float64Array.from(targets, (p) => p.y / scale);
+  const values = new Float64Array(points.length * count);
+  for (let k = 0; k < points.length; k++) {
+    const px = (points[k] as Vec).x / scale;
+    const py = (points[k] as Vec).y / scale;
+    for (let i = 0; i < count; i++) {
+      values[k * count + i] = kernel(px - (cx[i] as number), py - (cy[i] as number));
+    }
+  }
+  return { count, values };
 }
 
 function kernel(dx: number, dy: number): number {

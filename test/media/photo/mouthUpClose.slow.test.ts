@@ -67,25 +67,21 @@ const DRAWN = [
 ];
 
 /**
- * Drawn darks still warmer against their lips than any real one (the upper bound, open: issue
- * 43). The figure's lips are lips now (lipsAsSeen: the teeth and the dark the detector's ring held
- * on the four men's open frames left out), and the build aims at lips so measured: Chuck Norris
- * and Bill Murray came into the range (1.56, 1.83). These two did not: the build's model of the
- * dark cannot reach its aim on Walter White's dim dark within the gain's most (3) and the frame's
- * dark is warmer than the model (2.10 times his lips); Sean Connery's frame reads 1.93 where the
- * build aims at 1.62 (its dark, where the detector's inner contour cuts it, is the opening's upper
- * part, under the teeth). A gain corrected on the rendered sprite's own dark moved Sean Connery's
- * the wrong way (1.93 -> 2.02). At 4x both still read maroon (Sean Connery's floor band a
- * little less red than before).
- * See docs/photo-avatars.md ("Lips that are lips"). Every other portrait is held to the bound.
+ * Drawn darks warmer against their lips than any real one (the upper bound): none now. Walter
+ * White (2.10) and Sean Connery (1.93) were, while the build aimed its dark at the photo's lips at
+ * rest: the open frame's lips, where the detector finds them, are colder (x1.16, x1.14), and
+ * Walter White's dim dark warmer than the build's model of it (x1.41). The build now measures its
+ * own widest-open frame where a detector puts the lips and re-aims the gain (buildPhotoAtlas.ts,
+ * aimDarkGain): 1.62 and 1.62. See docs/photo-avatars.md. Every portrait is held to the bound.
  */
-const TOO_WARM = ['Walter White, glasses, close-up', 'Sean Connery, tuxedo'];
+const TOO_WARM: string[] = [];
 
 /**
  * Drawn darks colder against their lips than any real one (the lower bound, open). Audrey
  * Hepburn's lips, her teeth left out of them, are (R - B) over luma 1.31 (the ring with her teeth
  * 1.17): her dark, at the gain's most and the real darks' highest saturation (0.88), is 1.49 times
- * them, 0.01 under the bound. At 4x it reads a deep red under red lips, not grey.
+ * them, 0.01 under the bound, also with the gain aimed on the open frame (no gain makes it warmer:
+its hue is at that saturation). At 4x it reads a deep red under red lips, not grey.
  */
 const TOO_COLD = ['Audrey Hepburn, close-up'];
 
