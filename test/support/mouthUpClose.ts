@@ -7,7 +7,8 @@ import sharp from 'sharp';
 import { lipsAsSeen } from '../../src/media/photo/lipsAsSeen.js';
 import { i420ToRgb, rgbToI420 } from '../../src/media/render/index.js';
 import { bilinear, describeFaces, describeImage } from './faceQuality.js';
-import { inside, type Pt } from './polygon.js';
+import type { Point as Pt } from '../../src/media/photo/landmarks.js';
+import { inside } from '../../src/media/photo/polygon.js';
 
 export interface UpCloseFigures {
   /** Share of the pixels inside the inner lips whose 3x3 luma std is under 1.2 (flat paint). */

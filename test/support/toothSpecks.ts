@@ -5,7 +5,8 @@
 // landmarks a face detector places on it (dlib's order: 48-59 the outer lip contour, 60-67 the
 // inner). Near a corner the detector's landmarks are a few px off the line, so the line is found
 // per column as its darkest pixel.
-import { inside, type Pt } from './polygon.js';
+import type { Point as Pt } from '../../src/media/photo/landmarks.js';
+import { inside } from '../../src/media/photo/polygon.js';
 
 const lumaAt = (rgb: Uint8Array, width: number, x: number, y: number) => {
   const k = (y * width + x) * 3;

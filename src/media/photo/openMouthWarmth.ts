@@ -2,6 +2,7 @@
 import { luma, type Colour } from './faceColours.js';
 import type { Point } from './landmarks.js';
 import { lipsAsSeen } from './lipsAsSeen.js';
+import { inside as inPolygon } from './polygon.js';
 
 /**
  * How warm the dark of an open mouth is against its lips, where a face detector puts them on a
@@ -35,8 +36,8 @@ export function openMouthWarmth(
   for (let y = box.y0; y <= box.y1; y++) {
     for (let x = box.x0; x <= box.x1; x++) {
       const p = { x: x + 0.5, y: y + 0.5 };
-      if (!within(p, outer) && !within(p, inner)) continue;
-      (within(p, inner) ? inside : ring).push(colourAt(x, y));
+      if (!inPolygon(p, outer) && !inPolygon(p, inner)) continue;
+      (inPolygon(p, inner) ? inside : ring).push(colourAt(x, y));
     }
   }
   if (!inside.length || !ring.length) return NaN;
@@ -72,17 +73,4 @@ function meanOf(colours: readonly Colour[]): Colour {
   for (const c of colours) for (let k = 0; k < 3; k++) sum[k]! += c[k]!;
   const n = Math.max(1, colours.length);
   return [sum[0]! / n, sum[1]! / n, sum[2]! / n];
-}
-
-/** Whether p lies inside the polygon (even-odd rule). */
-function within(p: Point, poly: readonly Point[]): boolean {
-  let hit = false;
-  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
-    const a = poly[i]!;
-    const b = poly[j]!;
-    if (a.y > p.y !== b.y > p.y && p.x < ((b.x - a.x) * (p.y - a.y)) / (b.y - a.y) + a.x) {
-      hit = !hit;
-    }
-  }
-  return hit;
 }

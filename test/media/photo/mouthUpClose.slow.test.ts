@@ -14,7 +14,7 @@ import {
   type UpCloseFigures,
   type UpCloseRange,
 } from '../../support/mouthUpClose.js';
-import { inside } from '../../support/polygon.js';
+import { inside } from '../../../src/media/photo/polygon.js';
 import {
   openMouthedPortraits,
   realDarkPictures,

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Points and polygons in a frame's pixel coordinates, for the mouth measures.
+import type { Point } from './landmarks.js';
 
-export type Pt = { x: number; y: number };
-
-/** Whether p lies inside the polygon (even-odd rule). */
-export function inside(p: Pt, poly: readonly Pt[]): boolean {
+/**
+ * Whether p lies inside the polygon (even-odd rule): a pixel's centre within a landmark contour
+ * (the lips' inner and outer contours, for the dark's warmth and the mouth measures).
+ */
+export function inside(p: Point, poly: readonly Point[]): boolean {
   let hit = false;
   for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
     const a = poly[i]!;
