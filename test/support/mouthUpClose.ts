@@ -9,6 +9,7 @@ import { i420ToRgb, rgbToI420 } from '../../src/media/render/index.js';
 import { bilinear, describeFaces, describeImage } from './faceQuality.js';
 import type { Point as Pt } from '../../src/media/photo/landmarks.js';
 import { inside } from '../../src/media/photo/polygon.js';
+import { darkWarmth } from '../../src/media/photo/openMouthWarmth.js';
 
 export interface UpCloseFigures {
   /** Share of the pixels inside the inner lips whose 3x3 luma std is under 1.2 (flat paint). */
@@ -149,8 +150,8 @@ export function upCloseFigures(
     edgeRatio: outerStep > 0 ? steepest(luma, width, height, inner) / outerStep : 0,
     darkSaturation: pixels.length ? dark.reduce((s, p) => s + p.saturation, 0) / dark.length : 0,
     pixels: pixels.length,
-    warmth: warmthOf(meanOf(dark.map((p) => p.rgb)), lips),
-    hueShift: Number.isFinite(warmthOf(meanOf(dark.map((p) => p.rgb)), lips))
+    warmth: darkWarmth(meanOf(dark.map((p) => p.rgb)), lips),
+    hueShift: Number.isFinite(darkWarmth(meanOf(dark.map((p) => p.rgb)), lips))
       ? hueShiftOf(meanOf(dark.map((p) => p.rgb)), lips)
       : NaN,
     lipWarmth:
@@ -159,9 +160,6 @@ export function upCloseFigures(
     rim: rimFigures(rgb, width, height, landmarks),
   };
 }
-
-/** The dark's luma is under this share of the lips' for its warmth to be measured. */
-export const DARK_SHARE = 0.6;
 
 type Rgb = [number, number, number];
 
@@ -201,14 +199,6 @@ function lipColour(
 }
 
 const lumaOfRgb = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
-
-/** (R - B) over luma of `dark` over the same of `lips`; NaN where `dark` is not dark. */
-function warmthOf(dark: Rgb, lips: Rgb): number {
-  const l = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
-  const warm = (c: Rgb) => (c[0] - c[2]) / Math.max(1, l(c));
-  if (!(l(dark) < DARK_SHARE * l(lips)) || !(warm(lips) > 0.05)) return NaN;
-  return warm(dark) / warm(lips);
-}
 
 /** The hue (HSV, degrees) of `dark` less that of `lips`, within -180..180. */
 function hueShiftOf(dark: Rgb, lips: Rgb): number {

@@ -14,7 +14,7 @@ import { inside as inPolygon } from './polygon.js';
  * White's 0.79 in (R - B) over luma where the photo's read 0.92), and the dark inside the contour
  * is not the whole opening. NaN where the dark is not dark (its luma at least DARK_SHARE of the
  * lips', a smile's sliver) or the lips are not warm. The tests measure real mouths and rendered
- * frames by their own copy of this rule (test/support/mouthUpClose.ts, `warmth`).
+ * frames with the same rule (darkWarmth, lipsAsSeen).
  */
 export function openMouthWarmth(
   rgb: Uint8Array,
@@ -43,14 +43,22 @@ export function openMouthWarmth(
   if (!inside.length || !ring.length) return NaN;
   inside.sort((a, b) => luma(...a) - luma(...b));
   const dark = meanOf(inside.slice(0, Math.max(1, Math.floor(inside.length / 2))));
-  const lips = lipsAsSeen(ring, luma(...dark));
+  return darkWarmth(dark, lipsAsSeen(ring, luma(...dark)));
+}
+
+/** The dark's luma is under this share of the lips' for its warmth to be measured. */
+export const DARK_SHARE = 0.6;
+
+/**
+ * (R - B) over luma of `dark` over the same of `lips`: the warmth rule of the build's aim and of
+ * the mouth figures (test/support/mouthUpClose.ts). NaN where `dark` is not dark (its luma at
+ * least DARK_SHARE of the lips') or the lips are not warm.
+ */
+export function darkWarmth(dark: Colour, lips: Colour): number {
   const warm = (c: Colour) => (c[0] - c[2]) / Math.max(1, luma(...c));
   if (!(luma(...dark) < DARK_SHARE * luma(...lips)) || !(warm(lips) > 0.05)) return NaN;
   return warm(dark) / warm(lips);
 }
-
-/** The dark's luma is under this share of the lips' for its warmth to be measured. */
-const DARK_SHARE = 0.6;
 
 function boxOf(
   poly: readonly Point[],

@@ -266,21 +266,23 @@ export class Store {
    * Inserts a session if the key is under its cap, a node has room and the room is not another
    * key's, atomically (sessions.ts, insertSessionLocked).
    *
-   * On PostgreSQL, this process takes one key's creates one at a time, and refuses a create at the cap from a
-   * plain count before opening a transaction: a burst of creates for one key (300 at once in the
-   * cluster test) then holds one connection per node instead of queueing every request on the
-   * key's row lock with a connection each, which starved the pool (other requests waited past
-   * its timeout and failed as if the database were down). A count that is stale can only refuse
-   * a create that would have been refused a moment earlier; one under the cap is checked again
-   * under the lock.
+   * On PostgreSQL, this process takes one key's creates one at a time, and refuses a create at
+   * the cap from a plain count before opening a transaction: a burst of creates for one key (300
+   * at once in the cluster test) then holds one connection per node instead of queueing every
+   * request on the key's row lock with a connection each, which starved the pool (other requests
+   * waited past its timeout and failed as if the database were down). A count that is stale can
+   * only refuse a create that would have been refused a moment earlier; one under the cap is
+   * checked again under the lock. On the embedded database a create is one statement, as cheap
+   * as that count, with nothing to queue for (PGlite runs one statement at a time).
    */
   insertSessionWithinCaps(
     s: NewSession,
     placement: Placement,
     stamps?: Stamps,
   ): Promise<{ session: SessionRecord; active: number; cap: number } | CapacityRefusal> {
-    // The embedded database's create is one statement, as cheap as the count before it.
-    if (this.db.kind === 'embedded') return sessions.insertSessionLocked(this.db, s, placement);
+    if (this.db.kind === 'embedded') {
+      return sessions.insertSessionLocked(this.db, s, placement, stamps);
+    }
     return this.createsByKey.run(s.keyId, async () => {
       stamps?.mark('keyTurn');
       const { cap, active } = await sessions.capAndLiveForKey(this.db, s.keyId);

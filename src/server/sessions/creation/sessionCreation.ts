@@ -216,7 +216,7 @@ export class SessionCreation {
       log.error({ err }, 'the session could not be saved in time');
       throw new SessionUnavailableError(`The session could not be created: ${err.message}.`);
     });
-    stamps.mark('commit');
+    stamps.mark('save');
     settle(inserted.active);
     if ('refused' in inserted || inserted.session.nodeId === this.o.nodeId) handoff?.forget();
     if ('refused' in inserted) throw refusalError(inserted);
