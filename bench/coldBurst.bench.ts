@@ -162,6 +162,8 @@ interface FreshNode {
   first: BurstResult;
   second: BurstResult;
   loadedFloor: BurstFigures;
+  /** From the start of `visage dev` until `/readyz` answered 200, ms. */
+  readyMs: number;
   /** The API process over each burst, from its start until its last answer. */
   firstCpu?: ApiCpu;
   secondCpu?: ApiCpu;
@@ -172,6 +174,7 @@ async function freshNode(): Promise<FreshNode> {
   const dataDir = mkdtempSync(join(tmpdir(), 'visage-cold-burst-'));
   const secrets = Array.from({ length: KEYS }, (_, i) => createKey(dataDir, `burst-${i}`));
   const [port, livekitPort] = [await freePort(), await freePort()];
+  const started = performance.now();
   const child = spawn(
     process.execPath,
     [
@@ -205,6 +208,7 @@ async function freshNode(): Promise<FreshNode> {
   const api = `http://127.0.0.1:${port}`;
   try {
     await until200(`${api}/readyz`, child);
+    const readyMs = performance.now() - started;
     let loadedFloor: BurstFigures | undefined;
     let firstCpu: ApiCpu | undefined;
     let secondCpu: ApiCpu | undefined;
@@ -247,7 +251,7 @@ async function freshNode(): Promise<FreshNode> {
         console.log(`${name} burst: ${r.created.length} of the ${KEYS * CAP} that fit created`);
       }
     }
-    return { first, second, loadedFloor: loadedFloor!, firstCpu, secondCpu };
+    return { readyMs, first, second, loadedFloor: loadedFloor!, firstCpu, secondCpu };
   } finally {
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -293,6 +297,9 @@ console.table({
   '201, max': { first: ms(first.createdMaxMs), second: ms(second.createdMaxMs) },
 });
 for (const [i, n] of nodes.entries()) {
+  console.log(
+    `node ${i + 1}: /readyz answered 200 ${(n.readyMs / 1000).toFixed(1)} s after its start`,
+  );
   for (const [name, c] of [
     ['first', n.firstCpu],
     ['second', n.secondCpu],
@@ -322,6 +329,7 @@ await recordFigures('coldBurst', {
   loadedFloors,
   idleFloor,
   apiCpu: nodes.map((n) => ({ first: n.firstCpu, second: n.secondCpu })),
+  readyMs: nodes.map((n) => Math.round(n.readyMs)),
   goalMet: met,
 });
 process.exit(0);

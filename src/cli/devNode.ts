@@ -99,6 +99,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         progress: report.progress,
         preloadSpeechModel: true,
         prepareStockAtlases: true,
+        warmDatabase: true,
         // The developer's page to see and talk to their agent; dev only (playgroundPages.ts).
         pages: [
           playgroundPages({

@@ -82,6 +82,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
       log: createLogger({ level: env.VISAGE_LOG_LEVEL }),
       preloadSpeechModel: true,
       prepareStockAtlases: true,
+      warmDatabase: true,
     },
   );
   out(`Visage ${VERSION} serving ${server.url} (LiveKit: ${url})`);

@@ -80,6 +80,13 @@ export interface StartOptions {
    */
   prepareStockAtlases?: boolean;
   /**
+   * Warm the embedded database up for a create's statements from the moment the node listens, in
+   * rolled-back transactions that run only while no request waits (warmUp.ts), so that a first
+   * burst of creates does not wait for PGlite's functions to be recompiled; default false
+   * (tests start many nodes and burst few).
+   */
+  warmDatabase?: boolean;
+  /**
    * Those two wait, after the start, until no session create has come for this long, ms
    * (default BACKGROUND_LULL_MS).
    */
@@ -256,6 +263,19 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
     answerParserErrors(http, log);
     await listen(http, config.port, config.host);
     listened();
+    // The embedded database warmed up for a create's statements while the media processes
+    // start, until the first create comes (the creates warm it then) or the node closes.
+    let stopping = false;
+    if (options.warmDatabase && openStore.kind === 'embedded') {
+      void openStore
+        .warmUp({ nodeId: config.nodeId, stop: () => stopping || lull.creates > 0 })
+        .then(
+          ({ rounds, ms }) => log.info({ rounds, ms: Math.round(ms) }, 'database warmed up'),
+          (err: unknown) => {
+            if (!stopping) log.warn({ err }, 'the database warm-up failed');
+          },
+        );
+    }
     const admin = shared
       ? undefined
       : await startAdminSocket(store, config.dataDir, {
@@ -312,6 +332,7 @@ export async function startVisage(config: ServerConfig, options: StartOptions = 
       close: () =>
         (closing ??= (async () => {
           // Drain: no new sessions here; this node's own end (`shutdown`); the others go on.
+          stopping = true;
           await joined?.drain();
           atlasDelivery.close();
           await sessions.shutdown();

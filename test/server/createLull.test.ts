@@ -38,6 +38,15 @@ describe('CreateLull', () => {
     expect(waited.done()).toBe(true);
   });
 
+  it('counts the creates it saw, not its start (the database warm-up stops at the first)', () => {
+    const lull = new CreateLull(() => Date.now());
+    lull.start();
+    expect(lull.creates).toBe(0);
+    lull.seen();
+    lull.seen();
+    expect(lull.creates).toBe(2);
+  });
+
   it('answers at once when the lull is already over', async () => {
     const lull = new CreateLull(() => Date.now());
     await vi.advanceTimersByTimeAsync(5_000);

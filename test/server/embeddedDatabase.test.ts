@@ -195,6 +195,31 @@ describe('StatementQueue', () => {
     expect(order.indexOf('transaction')).toBe(1 + FIRST_AHEAD_LIMIT);
   });
 
+  it('runs an idle piece only when no other piece waits', async () => {
+    // The warm-up (warmUp.ts) must never make a request's statement wait for more than the one
+    // idle piece under way.
+    const order: string[] = [];
+    const queue = new StatementQueue();
+    const running = queue.take(piece(order, 'running'));
+    let late: Promise<void> | undefined;
+    const idle = [
+      queue.take(
+        async () => {
+          order.push('idle 1');
+          late = queue.take(piece(order, 'late lookup'), { first: true });
+          await nextTurn();
+        },
+        { idle: true },
+      ),
+      queue.take(piece(order, 'idle 2'), { idle: true }),
+    ];
+    const transaction = queue.take(piece(order, 'transaction'));
+    const lookup = queue.take(piece(order, 'lookup'), { first: true });
+    await Promise.all([running, ...idle, transaction, lookup]);
+    await late;
+    expect(order).toEqual(['running', 'lookup', 'transaction', 'idle 1', 'late lookup', 'idle 2']);
+  });
+
   it('runs one piece at a time, and runs a piece sent when the queue is idle at once', async () => {
     const queue = new StatementQueue();
     let running = 0;

@@ -10,6 +10,7 @@
  */
 export class CreateLull {
   private last: number;
+  private seenCount = 0;
 
   /** `now`: the clock, ms (tests give their own). The lull counts from the creation. */
   constructor(private readonly now: () => number = () => performance.now()) {
@@ -19,6 +20,12 @@ export class CreateLull {
   /** A create came (any `POST /v1/sessions`, answered or refused). */
   seen(): void {
     this.last = this.now();
+    this.seenCount++;
+  }
+
+  /** How many creates came since the node started (the database's warm-up stops at the first). */
+  get creates(): number {
+    return this.seenCount;
   }
 
   /**
@@ -35,6 +42,6 @@ export class CreateLull {
 
   /** Counts the lull from now (the node became ready): as if a create came now. */
   start(): void {
-    this.seen();
+    this.last = this.now();
   }
 }

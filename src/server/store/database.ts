@@ -41,13 +41,21 @@ export interface Database extends Executor {
   /** `embedded`: PGlite in the data directory (one process); `postgres`: a shared server. */
   readonly kind: 'embedded' | 'postgres';
   /** Runs `fn` in one transaction; concurrent transactions are serialized. */
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A transaction for the node's liveness (the cluster heartbeat), on a connection no request
    * waits for (PostgreSQL); `transaction` where there is one connection anyway (embedded).
    */
   liveness?<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * Embedded: run only when no statement or transaction of a request waits, and never hold the
+   * API's event loop for its answers (the node's warm-up, warmUp.ts). PostgreSQL: no effect.
+   */
+  idle?: boolean;
 }
 
 /**
@@ -132,71 +140,74 @@ export async function openEmbeddedDatabase(
     kind: 'embedded',
     query: <T>(sql: string, params: unknown[] = []) =>
       queue.take(() => query<T>(sql, params), { first: true }),
-    transaction: (fn) =>
-      queue.take(async () => {
-        const answersAsMessages: ChannelAnswer[] = [];
-        let answerAsMessage: (() => void) | undefined;
-        const task = run({ op: 'transaction', from: channel.sent }, (answer) => {
-          answersAsMessages.push(answer as ChannelAnswer);
-          answerAsMessage?.();
-        });
-        // The task ends with the transaction (its COMMIT's outcome), or early with its thread.
-        task.catch(() => undefined);
-        const taskEnded = task.then(
-          () => Promise.reject(threadLost('ended the transaction early')),
-          (err: unknown) => Promise.reject(err),
-        );
-        taskEnded.catch(() => undefined);
-        const thread = threadsStarted;
-        let ended = false;
-        let sleepLeftMs = TRANSACTION_SLEEP_MS;
-        const ask = async (request: ChannelRequest): Promise<ChannelAnswer> => {
-          if (ended) throw new Error('the transaction has ended');
-          if (thread !== threadsStarted) throw threadLost('was replaced during the transaction');
-          const n = channel.send(request);
-          const asleep = performance.now();
-          let reply = channel.answerWithin(n, sleepLeftMs);
-          sleepLeftMs -= performance.now() - asleep;
-          reply ??= await Promise.race([channel.answer(n), taskEnded]);
-          if ('asMessage' in reply) {
-            reply = await Promise.race([
-              new Promise<ChannelAnswer>((resolve) => {
-                const take = () => {
-                  answerAsMessage = undefined;
-                  resolve(answersAsMessages.shift()!);
-                };
-                if (answersAsMessages.length > 0) take();
-                else answerAsMessage = take;
-              }),
-              taskEnded,
-            ]);
-          }
-          if ('error' in reply) throw fromThreadError(reply.error);
-          return reply;
-        };
-        const end = async (commit: boolean) => {
-          ended = true;
-          channel.send({ op: 'end', commit });
-          await task;
-        };
-        try {
-          const result = await fn({
-            query: async <T>(sql: string, params: unknown[] = []) => {
-              const answer = await ask({ op: 'query', sql, params: params.map(crossing) });
-              return { rows: (answer as { rows: T[] }).rows };
-            },
-            exec: async (sql) => {
-              await ask({ op: 'exec', sql });
-            },
+    transaction: (fn, { idle = false } = {}) =>
+      queue.take(
+        async () => {
+          const answersAsMessages: ChannelAnswer[] = [];
+          let answerAsMessage: (() => void) | undefined;
+          const task = run({ op: 'transaction', from: channel.sent }, (answer) => {
+            answersAsMessages.push(answer as ChannelAnswer);
+            answerAsMessage?.();
           });
-          await end(true);
-          return result;
-        } catch (err) {
-          // After a failed COMMIT PostgreSQL has rolled back already, and the task has ended.
-          if (!ended) await end(false).catch(() => undefined);
-          throw err;
-        }
-      }),
+          // The task ends with the transaction (its COMMIT's outcome), or early with its thread.
+          task.catch(() => undefined);
+          const taskEnded = task.then(
+            () => Promise.reject(threadLost('ended the transaction early')),
+            (err: unknown) => Promise.reject(err),
+          );
+          taskEnded.catch(() => undefined);
+          const thread = threadsStarted;
+          let ended = false;
+          let sleepLeftMs = idle ? 0 : TRANSACTION_SLEEP_MS;
+          const ask = async (request: ChannelRequest): Promise<ChannelAnswer> => {
+            if (ended) throw new Error('the transaction has ended');
+            if (thread !== threadsStarted) throw threadLost('was replaced during the transaction');
+            const n = channel.send(request);
+            const asleep = performance.now();
+            let reply = channel.answerWithin(n, sleepLeftMs);
+            sleepLeftMs -= performance.now() - asleep;
+            reply ??= await Promise.race([channel.answer(n), taskEnded]);
+            if ('asMessage' in reply) {
+              reply = await Promise.race([
+                new Promise<ChannelAnswer>((resolve) => {
+                  const take = () => {
+                    answerAsMessage = undefined;
+                    resolve(answersAsMessages.shift()!);
+                  };
+                  if (answersAsMessages.length > 0) take();
+                  else answerAsMessage = take;
+                }),
+                taskEnded,
+              ]);
+            }
+            if ('error' in reply) throw fromThreadError(reply.error);
+            return reply;
+          };
+          const end = async (commit: boolean) => {
+            ended = true;
+            channel.send({ op: 'end', commit });
+            await task;
+          };
+          try {
+            const result = await fn({
+              query: async <T>(sql: string, params: unknown[] = []) => {
+                const answer = await ask({ op: 'query', sql, params: params.map(crossing) });
+                return { rows: (answer as { rows: T[] }).rows };
+              },
+              exec: async (sql) => {
+                await ask({ op: 'exec', sql });
+              },
+            });
+            await end(true);
+            return result;
+          } catch (err) {
+            // After a failed COMMIT PostgreSQL has rolled back already, and the task has ended.
+            if (!ended) await end(false).catch(() => undefined);
+            throw err;
+          }
+        },
+        { idle },
+      ),
     exec: (sql) => queue.take(() => exec(sql)),
     close: () =>
       queue.take(async () => {

@@ -255,7 +255,7 @@ interface VerdictRow {
  * claimed for the key and the session inserted. Alone on the embedded database; on PostgreSQL
  * after lockKeyAndRoom (with the node's lock), in the same transaction.
  */
-async function checkAndInsert(
+export async function checkAndInsert(
   db: Queryable,
   s: NewSession,
   nodeId: string,

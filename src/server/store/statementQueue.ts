@@ -8,16 +8,23 @@
  * burst of creates, a key's lookup then waits for the transaction under way, not for every create
  * queued before it, and the creates behind it are refused as soon as their key is known
  * (createQueue.ts). Callers that need an order await it, as they must with a pool of connections.
+ *
+ * A piece taken `idle` (the node's warm-up, warmUp.ts) runs only when no other piece waits: a
+ * real statement that comes meanwhile waits for the one idle piece under way at most.
  */
 export class StatementQueue {
   private readonly firstPieces: Piece[] = [];
   private readonly otherPieces: Piece[] = [];
+  private readonly idlePieces: Piece[] = [];
   /** Pieces taken `first` in a row while others waited (see nextPiece). */
   private aheadInARow = 0;
   private busy = false;
 
-  /** Runs `work` when its turn comes; `first`: ahead of waiting pieces that are not. */
-  take<T>(work: () => Promise<T>, { first = false } = {}): Promise<T> {
+  /**
+   * Runs `work` when its turn comes; `first`: ahead of waiting pieces that are not; `idle`: only
+   * when no other piece waits.
+   */
+  take<T>(work: () => Promise<T>, { first = false, idle = false } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const start = (): Promise<T> => {
         try {
@@ -39,7 +46,7 @@ export class StatementQueue {
             },
           ),
       };
-      (first ? this.firstPieces : this.otherPieces).push(piece);
+      (idle ? this.idlePieces : first ? this.firstPieces : this.otherPieces).push(piece);
       if (!this.busy) this.next();
     });
   }
@@ -58,7 +65,7 @@ export class StatementQueue {
   private nextPiece(): Piece | undefined {
     if (this.otherPieces.length === 0) {
       this.aheadInARow = 0;
-      return this.firstPieces.shift();
+      return this.firstPieces.shift() ?? this.idlePieces.shift();
     }
     if (this.firstPieces.length > 0 && this.aheadInARow < FIRST_AHEAD_LIMIT) {
       this.aheadInARow++;
@@ -74,7 +81,7 @@ export class StatementQueue {
    */
   private finished(): void {
     this.busy = false;
-    if (this.firstPieces.length > 0 || this.otherPieces.length > 0) this.next();
+    if (this.firstPieces.length + this.otherPieces.length + this.idlePieces.length > 0) this.next();
   }
 }
 

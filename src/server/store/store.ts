@@ -19,6 +19,7 @@ import * as avatars from './avatars.js';
 import * as sessions from './sessions.js';
 import * as blobs from './blobs.js';
 import * as serverSecrets from './serverSecrets.js';
+import { warmUp, type WarmedUp, type WarmUpOptions } from './warmUp.js';
 import type { ApiKeyRecord, NewKey } from './keys.js';
 import type { FileRecord } from './files.js';
 import type { VoiceRecord } from './voices.js';
@@ -109,6 +110,15 @@ export class Store {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  /**
+   * Runs a create's statements in rolled-back transactions while no request waits, so that the
+   * embedded database is compiled for them before the first burst (warmUp.ts); nothing on
+   * PostgreSQL.
+   */
+  warmUp(o: WarmUpOptions): Promise<WarmedUp> {
+    return warmUp(this.db, o);
   }
 
   /** LISTEN on a shared PostgreSQL server (a connection of its own, reconnecting by itself). */
