@@ -15,11 +15,13 @@ import { getVoice } from './voices.js';
  * Why: PGlite is PostgreSQL compiled to WebAssembly, and V8 first runs WebAssembly from a quick
  * baseline compile, then recompiles each function on its own threads once it has run enough
  * ("dynamic tiering"). On a fresh node that recompiling happened during the first burst of
- * creates, on the same cores as the refusals: they waited 1.5 to 2.8 times what a server doing
- * nothing takes, against 0.9 to 2.0 with the same statements run at the start
+ * creates, on the same cores as the refusals. With the same statements run at the start, the
+ * API process's CPU in that burst halves and its refusals' p99 falls from 1.2 to 3.5 times what a
+ * server doing nothing takes to 1.4 to 2.4 times; `/readyz` answers about 1 s later, since the
+ * rounds take CPU the media processes' start wanted
  * (bench/results/2026-12-01-cold-burst-warm-up.md). Compiling PGlite eagerly instead
  * (`--no-wasm-dynamic-tiering`) did as much for the burst but cost 1.7 to 3 CPU-s more at every
- * start, and made `/readyz` 0.5 to 2.3 s later.
+ * start, in every command that opens the database.
  *
  * Each round is one transaction taken `idle` (database.ts): it runs only when no request's
  * statement waits, and never holds the API's event loop, so a request that comes meanwhile waits
