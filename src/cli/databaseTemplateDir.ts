@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { databaseTemplateName } from '../server/store/databaseTemplate.js';
 
 /**
  * Where the installation keeps its database template (see databaseTemplate.ts):
@@ -19,6 +20,17 @@ export function databaseTemplateDir(): string | undefined {
     if (up === dir) return undefined;
     dir = up;
   }
+}
+
+/**
+ * This installation's template for the database's current migrations (`npm ci` made it), for
+ * every command that may create an embedded database in a new data directory (`visage dev`,
+ * `serve` and `keys`): copying it takes a fraction of a second where creating a database takes
+ * several CPU-seconds. The store falls back to creating one where the template is missing.
+ */
+export function installedDatabaseTemplate(): string | undefined {
+  const dir = databaseTemplateDir();
+  return dir && join(dir, databaseTemplateName());
 }
 
 function isVisage(manifest: string): boolean {

@@ -11,9 +11,7 @@ import { mediaSettingsFrom } from './mediaSettings.js';
 import { playgroundPages } from './playground/playgroundPages.js';
 import { releaseNativeRuntime } from './releaseNative.js';
 import { untilStopped } from './runUntilSignal.js';
-import { join } from 'node:path';
-import { databaseTemplateName } from '../server/store/databaseTemplate.js';
-import { databaseTemplateDir } from './databaseTemplateDir.js';
+import { installedDatabaseTemplate } from './databaseTemplateDir.js';
 import { startupReport } from './startupReport.js';
 import { StartupLogGate } from './startupLogGate.js';
 import { UsageError } from './usage.js';
@@ -53,7 +51,6 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
   const logs = new StartupLogGate(process.stdout, !o.verbose);
   const log = createLogger({ level: o.env.VISAGE_LOG_LEVEL, destination: logs });
   const report = startupReport(out);
-  const templates = databaseTemplateDir();
   out(`Visage ${VERSION} (dev): starting, data in ${o.dataDir}`);
   // Its SFU runs in a child process: it would otherwise take most of the event loop the
   // avatars' media needs.
@@ -79,7 +76,7 @@ export async function runDevNode(o: DevNodeOptions, out: (line: string) => void)
         port: o.port,
         dataDir: o.dataDir,
         databaseUrl: o.env.DATABASE_URL,
-        databaseTemplate: templates && join(templates, databaseTemplateName()),
+        databaseTemplate: installedDatabaseTemplate(),
         nodeId: node.nodeId,
         maxSessions: o.maxSessions,
         mediaProcesses: o.mediaProcesses,

@@ -5,6 +5,7 @@ import { acquireDataDirLock, readLockOwner } from '../server/admin/dataDirLock.j
 import { keyAdmin, type KeyView } from '../server/admin/keyAdmin.js';
 import { Store } from '../server/store/store.js';
 import { dataDirFrom } from './dataDir.js';
+import { installedDatabaseTemplate } from './databaseTemplateDir.js';
 import { readEnvironment, type Environment } from './environment.js';
 import { intFlag, parseFlags, UsageError } from './usage.js';
 
@@ -90,7 +91,7 @@ async function withBackend<T>(
     }
   }
   const lock = acquireDataDirLock(dataDir, { pid: process.pid, role: 'cli' });
-  const store = await Store.openEmbedded(dataDir);
+  const store = await Store.openEmbedded(dataDir, { template: installedDatabaseTemplate() });
   try {
     return await fn(storeBackend(store));
   } finally {

@@ -3,6 +3,7 @@ import { createLogger } from '../server/logger.js';
 import { startVisage } from '../server/runtime.js';
 import { VERSION } from '../version.js';
 import { dataDirFrom } from './dataDir.js';
+import { installedDatabaseTemplate } from './databaseTemplateDir.js';
 import {
   environmentWarnings,
   limitsFrom,
@@ -68,6 +69,7 @@ export async function runServeCommand(argv: string[], out: (line: string) => voi
       port: intFlag(values.port, 'port', env.VISAGE_PORT ?? env.PORT ?? 8080),
       dataDir: dataDirFrom(values['data-dir'], env),
       databaseUrl: env.DATABASE_URL,
+      databaseTemplate: installedDatabaseTemplate(),
       nodeId: node.nodeId,
       maxSessions: intFlag(values['max-sessions'], 'max-sessions', node.maxSessions, 1),
       mediaProcesses: intFlag(mediaProcesses, 'media-processes', node.mediaProcesses),

@@ -10,7 +10,7 @@ import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { databaseTemplateDir } from '../../src/cli/databaseTemplateDir.js';
 import { ensureDatabaseTemplate } from '../../src/server/store/databaseTemplate.js';
 import { Store } from '../../src/server/store/store.js';
-import { copyTemplate } from '../server/templateDatabase.js';
+import { copiedFromTemplate, copyTemplate, emptyDataDir } from '../server/templateDatabase.js';
 import { startTestServer } from '../server/testServer.js';
 import { buildCli, startCli as startSource, type CliStart } from './cliProcess.js';
 
@@ -27,7 +27,9 @@ const keyIdIn = (out: string) => /key_[0-9A-Za-z]{24}/.exec(out)?.[0];
 
 describe('visage keys', () => {
   it('creates, lists, re-caps and revokes keys on a data directory, never listing secrets', async () => {
-    const dir = copyTemplate(inject('dbTemplate'));
+    // A new data directory, as deployment.md's first command finds it: its database is copied
+    // from the installation's template (npm ci made it), not created (7 s against 2.5 s here).
+    const dir = emptyDataDir();
     const created = await runCli([
       'keys',
       'create',
@@ -39,6 +41,10 @@ describe('visage keys', () => {
       dir,
     ]);
     expect(created.code).toBe(0);
+    expect(
+      copiedFromTemplate(dir, inject('dbTemplate')),
+      'the database copied from the template',
+    ).toBe(true);
     const secret = secretIn(created.stdout)!;
     const id = keyIdIn(created.stdout)!;
     expect(secret).toBeTruthy();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AVATAR_CATALOGUE } from '../../src/media/avatarCatalogue.js';
 import { AvatarClient, rms } from '../media/room/avatarClient.js';
-import { copyTemplate } from '../server/templateDatabase.js';
+import { copiedFromTemplate, copyTemplate, emptyDataDir } from '../server/templateDatabase.js';
 import { multipartClip } from '../server/wav.js';
 import { describeWebRtc } from '../support/network.js';
 import { AccessToken } from 'livekit-server-sdk';
@@ -278,12 +278,9 @@ describeWebRtc('the entry points users run (the build, real WebRTC)', () => {
     });
 
     it('`visage serve` with LIVEKIT_URL: a stock avatar, a photo avatar, a cloned voice, an uploaded file', async () => {
-      const dir = copyTemplate(inject('dbTemplate'));
-      const keysOut = await startCli(['keys', 'create', '--name', 'serve', '--data-dir', dir], {
-        built: true,
-      }).done;
-      expect(keysOut.code, keysOut.stderr).toBe(0);
-      const created = secretIn(keysOut.stdout);
+      // A new data directory: serve copies its database from the installation's template, and
+      // a key is then made through the running node (cli.slow makes one before a start).
+      const dir = emptyDataDir();
       const serve = startCli(['serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dir], {
         built: true,
         env: {
@@ -294,6 +291,12 @@ describeWebRtc('the entry points users run (the build, real WebRTC)', () => {
       });
       const out = await serve.waitFor(/serving (http:\/\/\S+)/, 180_000);
       const url = /serving (http:\/\/\S+)/.exec(out)![1]!;
+      expect(copiedFromTemplate(dir, inject('dbTemplate')), 'copied from the template').toBe(true);
+      const keysOut = await startCli(['keys', 'create', '--name', 'serve', '--data-dir', dir], {
+        built: true,
+      }).done;
+      expect(keysOut.code, keysOut.stderr).toBe(0);
+      const created = secretIn(keysOut.stdout);
       const api = new Api(url, created);
       const assets = await makeAssets(api);
       await speakThrough(api, { avatar_id: STOCK_AVATAR, voice_id: assets.voiceId }, assets.fileId);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,23 @@ export function copyTemplate(template: string): string {
   cpSync(join(template, 'db'), join(dir, 'db'), { recursive: true });
   copies.push(dir);
   return dir;
+}
+
+/** A new, empty data directory (as a user's first command finds it), removed with the copies. */
+export function emptyDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'visage-empty-'));
+  copies.push(dir);
+  return dir;
+}
+
+/**
+ * Whether the embedded database in `dataDir` was copied from the template rather than created:
+ * PostgreSQL gives every database it creates a random system identifier (the first 8 bytes of
+ * `global/pg_control`), and a copy keeps the template's.
+ */
+export function copiedFromTemplate(dataDir: string, template: string): boolean {
+  const id = (dir: string) => readFileSync(join(dir, 'db', 'global', 'pg_control')).subarray(0, 8);
+  return id(dataDir).equals(id(template));
 }
 
 /**

@@ -29,4 +29,4 @@ declare module 'vitest' {
   }
 }
 
-export { copyTemplate } from './databaseCopies.js';
+export { copiedFromTemplate, copyTemplate, emptyDataDir } from './databaseCopies.js';
