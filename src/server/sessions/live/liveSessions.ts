@@ -269,8 +269,10 @@ export class LiveSessions {
       await this.end(s, 'error');
     }
     for (const [id, media] of running) {
-      // A session being ended is closing its media already.
+      // A session being ended is closing its media already; media that closed (or was replaced)
+      // while the store answered is not this round's to judge: its snapshot is stale.
       if (live.has(id) || this.ending.has(id)) continue;
+      if (this.o.media.running().get(id) !== media) continue;
       this.o.log.warn({ session_id: id }, 'reconciliation: stopping media of a session not live');
       await media.close().catch((err: unknown) => {
         this.o.log.error({ err, session_id: id }, 'media teardown failed');
