@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { faceApi, tfjs } from '../../src/media/photo/faceModels.js';
-import { i420ToRgb } from '../../src/media/render/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -127,11 +126,6 @@ export async function faceMesh(
   } finally {
     tensor.dispose();
   }
-}
-
-/** The mesh of the face in a 512x512 I420 frame. */
-export function frameMesh(i420: Uint8Array): Promise<MeshPoint[] | undefined> {
-  return faceMesh(i420ToRgb({ width: 512, height: 512, data: i420 }), 512, 512);
 }
 
 /**

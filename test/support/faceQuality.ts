@@ -478,16 +478,17 @@ export function innerLipGap(landmarks: readonly Pt[]): { gap: number; noseToChin
 }
 
 /**
- * The 68 landmarks of the largest face in a 512x512 I420 frame (no descriptors: a fraction of
- * `describeFrame`'s work), or undefined where none scores `minConfidence`.
+ * The 68 landmarks of the largest face in an RGB picture (no descriptors: a fraction of
+ * `describeFaces`' work), or undefined where none scores `minConfidence`.
  */
-export async function frameLandmarks(
-  i420: Uint8Array,
+export async function faceLandmarks(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
   minConfidence = 0.2,
 ): Promise<Pt[] | undefined> {
   const faceapi = await faceApiWith('detector', 'landmarks');
-  const rgb = i420ToRgb({ width: 512, height: 512, data: i420 });
-  const tensor = tfjs().tensor3d(rgb, [512, 512, 3], 'int32');
+  const tensor = tfjs().tensor3d(rgb, [height, width, 3], 'int32');
   try {
     const found = await faceapi
       .detectAllFaces(tensor as never, new faceapi.SsdMobilenetv1Options({ minConfidence }))

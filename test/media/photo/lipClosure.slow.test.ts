@@ -36,9 +36,18 @@ interface Shares {
 async function closedShares(portraits: LabelledPicture[]): Promise<Map<string, Shares>> {
   const shares = new Map<string, Shares>();
   const table: Record<string, Record<string, string>> = {};
-  for (const portrait of portraits) {
-    // Built once per run (test/support/builtPortraits.ts), as every photo file builds them.
-    const { atlas } = await portraitAtlas(portrait.bytes, { pool });
+  // Built once per run (test/support/builtPortraits.ts), as every photo file builds them; the
+  // next one is built on the pool's thread while this one is measured.
+  const build = (i: number) => {
+    const built = portraitAtlas(portraits[i]!.bytes, { pool });
+    // Awaited in its turn; not an unhandled rejection if a measure before it fails.
+    built.catch(() => undefined);
+    return built;
+  };
+  let next = build(0);
+  for (const [i, portrait] of portraits.entries()) {
+    const { atlas } = await next;
+    if (i + 1 < portraits.length) next = build(i + 1);
     const r = await measureLipClosure(atlas);
     shares.set(portrait.name, {
       mesh: r.mesh.closedShare,

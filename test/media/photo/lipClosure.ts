@@ -2,6 +2,7 @@
 // Lips that close (issue 43, part 1): while a photo avatar says a sentence full of p, b and m,
 // the share of its speaking frames in which a face detector finds the lips closed. Shared by
 // test/media/photo/lipClosure.slow.test.ts and `npm run bench -- photo`.
+import { createHash } from 'node:crypto';
 import { AudioMouthTracker } from '../../../src/media/lipsync/audioMouthTracker.js';
 import { speechMouth } from '../../../src/media/lipsync/speechMouth.js';
 import { visemeIndex, type MouthPose } from '../../../src/media/lipsync/viseme.js';
@@ -16,8 +17,8 @@ import {
 import { synthesizeWithEspeak } from '../../../src/media/tts/espeakEngine.js';
 import { espeakRuntime } from '../../../src/media/tts/espeakRuntime.js';
 import { stockVoiceProfile } from '../../../src/media/tts/espeakStockVoices.js';
-import { frameMesh, meshLipGap } from '../../support/faceMesh.js';
-import { frameLandmarks, innerLipGap } from '../../support/faceQuality.js';
+import { faceMesh, meshLipGap } from '../../support/faceMesh.js';
+import { faceLandmarks, innerLipGap } from '../../support/faceQuality.js';
 import { lipPixelOpening } from '../../support/lipPixels.js';
 
 /** What the man photographed mid-word was made to say (issue 43). */
@@ -103,50 +104,19 @@ export interface LipClosure {
   pixels: ClosureReading;
 }
 
-type GapOf = (i420: Uint8Array) => Promise<number | undefined>;
+/** One distinct picture among the frames, as RGB, and a measure of it. */
+type GapOf = (rgb: Uint8Array) => Promise<number | undefined>;
+
+const SIDE = 512;
 
 /**
- * face-api's landmarks of a frame, found once: the pixels and face-api's gap both read them, and
- * finding them (its SSD detector, then the 68 points) is most of the measure's time, 0.6 s a
- * frame against the mesh's 0.1. The same frame gives the same landmarks, so the second reading
- * is the first one's answer.
- */
-const landmarksFound = new WeakMap<Uint8Array, ReturnType<typeof frameLandmarks>>();
-function landmarksOf(i420: Uint8Array): ReturnType<typeof frameLandmarks> {
-  let found = landmarksFound.get(i420);
-  if (!found) {
-    found = frameLandmarks(i420);
-    landmarksFound.set(i420, found);
-  }
-  return found;
-}
-
-const pixelOpening: GapOf = async (i420) => {
-  const landmarks = await landmarksOf(i420);
-  if (!landmarks) return undefined;
-  const rgb = i420ToRgb({ width: 512, height: 512, data: i420 });
-  return lipPixelOpening(rgb, 512, 512, landmarks).opening;
-};
-
-const meshGap: GapOf = async (i420) => {
-  const mesh = await frameMesh(i420);
-  if (!mesh) return undefined;
-  const { gap, noseToChin } = meshLipGap(mesh);
-  return gap / noseToChin;
-};
-
-const faceApiGap: GapOf = async (i420) => {
-  const landmarks = await landmarksOf(i420);
-  if (!landmarks) return undefined;
-  const { gap, noseToChin } = innerLipGap(landmarks);
-  return gap / noseToChin;
-};
-
-/**
- * Renders every speaking frame's mouth on the atlas (the frames differ only in their mouth
- * sprite, so each sprite is rendered and measured once, and counted as often as it is shown)
- * and measures its inner-lip gap with the face mesh and with face-api's landmarks, and the
- * pixels between its lips.
+ * Renders every speaking frame's mouth on the atlas and measures its inner-lip gap with the face
+ * mesh and with face-api's landmarks, and the pixels between its lips. The frames differ only in
+ * their mouth sprite, and the same pixels give the same readings, so each distinct picture (keyed
+ * by a hash of its pixels: the rest frame is one of the sprites' pictures) is converted to RGB and
+ * measured once, and counted as often as it is shown. face-api's landmarks (its SSD detector,
+ * then the 68 points: most of the measure's time, about 0.6 s a picture against the mesh's 0.1)
+ * are found once a picture for both the pixels and face-api's gap.
  */
 export async function measureLipClosure(atlas: AvatarAtlas): Promise<LipClosure> {
   const { poses } = await spokenBilabials();
@@ -158,18 +128,50 @@ export async function measureLipClosure(atlas: AvatarAtlas): Promise<LipClosure>
     if (seen) seen.n++;
     else count.set(sprite, { pose, n: 1 });
   }
+  // One RGB picture per distinct frame, whatever pose drew it.
+  const pictures = new Map<string, Uint8Array>();
+  const pictureOf = (i420: Uint8Array): Uint8Array => {
+    const key = createHash('sha256').update(i420).digest('hex');
+    let rgb = pictures.get(key);
+    if (!rgb) {
+      rgb = i420ToRgb({ width: SIDE, height: SIDE, data: i420 });
+      pictures.set(key, rgb);
+    }
+    return rgb;
+  };
   const frames = [...count.values()].map(({ pose, n }) => ({
-    i420: renderStill(atlas, { mouth: pose }),
+    rgb: pictureOf(renderStill(atlas, { mouth: pose })),
     n,
   }));
-  const rest = renderStill(atlas, {});
+  const rest = pictureOf(renderStill(atlas, {}));
+
+  const landmarksOf = once((rgb) => faceLandmarks(rgb, SIDE, SIDE));
+  const meshGap: GapOf = async (rgb) => {
+    const mesh = await faceMesh(rgb, SIDE, SIDE);
+    if (!mesh) return undefined;
+    const { gap, noseToChin } = meshLipGap(mesh);
+    return gap / noseToChin;
+  };
+  const faceApiGap: GapOf = async (rgb) => {
+    const landmarks = await landmarksOf(rgb);
+    if (!landmarks) return undefined;
+    const { gap, noseToChin } = innerLipGap(landmarks);
+    return gap / noseToChin;
+  };
+  const pixelOpening: GapOf = async (rgb) => {
+    const landmarks = await landmarksOf(rgb);
+    if (!landmarks) return undefined;
+    return lipPixelOpening(rgb, SIDE, SIDE, landmarks).opening;
+  };
+
   const read = async (gapOf: GapOf, bound = CLOSED_SHARE): Promise<ClosureReading> => {
+    const gapAt = once(gapOf);
     let closed = 0;
     let unseen = 0;
     let minGap = Infinity;
     let maxGap = -Infinity;
-    for (const { i420, n } of frames) {
-      const share = await gapOf(i420);
+    for (const { rgb, n } of frames) {
+      const share = await gapAt(rgb);
       if (share === undefined) unseen += n;
       else {
         minGap = Math.min(minGap, share);
@@ -180,7 +182,7 @@ export async function measureLipClosure(atlas: AvatarAtlas): Promise<LipClosure>
     return {
       closedShare: closed / poses.length,
       unseen,
-      restGap: (await gapOf(rest)) ?? NaN,
+      restGap: (await gapAt(rest)) ?? NaN,
       minGap,
       maxGap,
     };
@@ -190,5 +192,21 @@ export async function measureLipClosure(atlas: AvatarAtlas): Promise<LipClosure>
     mesh: await read(meshGap),
     faceApi: await read(faceApiGap),
     pixels: await read(pixelOpening, PIXEL_CLOSED_SHARE),
+  };
+}
+
+/**
+ * `measure` of each picture made once: a distinct picture is one array (measureLipClosure's
+ * `pictureOf`), so its array is its key.
+ */
+function once<T>(measure: (rgb: Uint8Array) => Promise<T>): (rgb: Uint8Array) => Promise<T> {
+  const found = new WeakMap<Uint8Array, Promise<T>>();
+  return (rgb) => {
+    let result = found.get(rgb);
+    if (!result) {
+      result = measure(rgb);
+      found.set(rgb, result);
+    }
+    return result;
   };
 }
