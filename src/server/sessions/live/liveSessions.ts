@@ -268,11 +268,11 @@ export class LiveSessions {
       this.o.log.warn({ session_id: s.record.id }, 'reconciliation: the store ended this session');
       await this.end(s, 'error');
     }
+    // Media that closed (or was replaced) while the store answered is not this round's to judge.
+    const stillRunning = this.o.media.running();
     for (const [id, media] of running) {
-      // A session being ended is closing its media already; media that closed (or was replaced)
-      // while the store answered is not this round's to judge: its snapshot is stale.
-      if (live.has(id) || this.ending.has(id)) continue;
-      if (this.o.media.running().get(id) !== media) continue;
+      // A session being ended is closing its media already.
+      if (live.has(id) || this.ending.has(id) || stillRunning.get(id) !== media) continue;
       this.o.log.warn({ session_id: id }, 'reconciliation: stopping media of a session not live');
       await media.close().catch((err: unknown) => {
         this.o.log.error({ err, session_id: id }, 'media teardown failed');
