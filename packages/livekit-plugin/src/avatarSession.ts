@@ -9,6 +9,7 @@ import { RoomServiceClient } from 'livekit-server-sdk';
 import type { CreateSessionRequest, ParticipantToken, Session } from '@visage-avatar/client/api';
 import { VisageClient } from '@visage-avatar/client';
 import { subscribeAvatarChat } from './avatarChat.js';
+import { stayUnsubscribedFromAvatar } from './agentSubscriptions.js';
 import { dispatchedFace } from './dispatchedFace.js';
 import { mintAvatarJoinToken } from './avatarJoinToken.js';
 import { VisageException } from './errors.js';
@@ -57,6 +58,8 @@ export class AvatarSession extends voice.AvatarSession {
   #output?: VisageSpeechOutput;
   #idle?: IdleController;
   #unsubscribeChat?: () => void;
+  /** Stops keeping the agent unsubscribed from the avatar's tracks. */
+  #subscribeAgain?: () => void;
   #agentSession?: voice.AgentSession;
   #roomName?: string;
   /** The avatar's identity, chosen by the plugin when it mints the avatar's token. */
@@ -183,6 +186,11 @@ export class AvatarSession extends voice.AvatarSession {
     }
     this.#session = session;
     const log = pluginLog().child({ session_id: session.session_id });
+    // The agent is no viewer: subscribed, it would keep the avatar's video on while no user
+    // watches it (agentSubscriptions.ts).
+    this.#subscribeAgain = stayUnsubscribedFromAvatar(room, session.agent_identity, (kind) =>
+      log.debug({ kind }, "the agent unsubscribed from its avatar's track"),
+    );
     if (this.#abort.signal.aborted)
       throw new VisageException('AvatarSession closed while starting');
 
@@ -353,6 +361,7 @@ export class AvatarSession extends voice.AvatarSession {
     );
     this.#idle?.stop();
     this.#unsubscribeChat?.();
+    this.#subscribeAgain?.();
     this.#output?.close();
     this.#queue?.close();
     await this.#endSession('closed');
