@@ -3,7 +3,9 @@
 // data directory, a key made with the CLI, `visage dev` started, N sessions created that nobody
 // joins, then the CPU of its whole process tree (API, media processes, embedded LiveKit) over a
 // window once LiveKit's dynacast wait (10 s) is over; then a viewer joins one session and the
-// time from its connect to its first video frame, and its frame rate, are printed.
+// time from its connect to its first video frame, and its frame rate, are printed; then, in the
+// same run, the floor: N rtc-node participants that do nothing, with no track and with a silent
+// audio track (bench/support/connectedRooms.ts).
 // Run with `npm run bench -- unwatched` (BENCH_UNWATCHED=N sessions, default 8;
 // BENCH_UNWATCHED_WINDOW_S, default 30). Needs `npm run build` first (bin/visage.js runs dist/).
 import { spawn, execFileSync } from 'node:child_process';
@@ -184,5 +186,26 @@ for (const s of sessions)
 dev.kill('SIGTERM');
 await new Promise((r) => dev.once('exit', r));
 rmSync(dataDir, { recursive: true, force: true });
+
+// The floor, in the same run: N rtc-node participants connected to the embedded LiveKit that do
+// nothing, with nothing published and with a silent audio track published as the avatar's is
+// (bench/support/connectedRooms.ts). An unwatched avatar cannot cost less than the first; the
+// second is what its silent voice costs in rtc-node and the server, without Visage.
+for (const variant of ['none', 'audio'] as const) {
+  const floor = JSON.parse(
+    execFileSync(
+      'node',
+      ['--import', 'tsx', 'bench/support/connectedRooms.ts', address, String(N), '20', variant],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .at(-1)!,
+  ) as { participantCores: number; serverCores: number };
+  const each = floor.participantCores + floor.serverCores;
+  console.log(
+    `floor, ${N} rtc-node participants ${variant === 'none' ? 'connected, nothing published' : 'with a silent audio track (DTX), as an avatar'}: ${each.toFixed(4)} per participant (participant ${floor.participantCores.toFixed(4)}, LiveKit ${floor.serverCores.toFixed(4)})`,
+  );
+}
 await dispose();
 process.exit(0);

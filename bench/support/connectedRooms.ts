@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The floor under an unwatched avatar (issue 47, item 1): what N rtc-node participants cost that
+// are connected to the embedded LiveKit server and do nothing, measured in the same run as the
+// avatars (bench/unwatched.bench.ts forks this script). The server runs in its own process
+// (devserverProcess.ts), the participants in this one; each side's CPU is counted apart.
+//
+//   connectedRooms.ts <address> <n> <windowS> none    # connected, nothing published
+//   connectedRooms.ts <address> <n> <windowS> audio   # a silent audio track, as the avatar's
+//
+// `audio` publishes what an avatar publishes (avatarTracks.ts: an AudioSource at 48 kHz with a
+// 200 ms queue, Opus with DTX) and never captures a sample, as an unwatched avatar that does not
+// speak. Prints one JSON line: cores per participant, this process's and the server's.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AudioSource,
+  LocalAudioTrack,
+  Room,
+  TrackPublishOptions,
+  TrackSource,
+  dispose,
+} from '@livekit/rtc-node';
+import { token } from '../../test/devserver/publishers.js';
+import { AUDIO_QUEUE_MS } from '../../src/media/room/liveKitMediaSession.js';
+import { OUTPUT_RATE } from '../../src/media/room/utterance.js';
+
+const [address, countArg, windowArg, variant] = process.argv.slice(2);
+if (!address || !countArg || !windowArg || (variant !== 'none' && variant !== 'audio')) {
+  throw new Error('usage: connectedRooms.ts <address> <n> <windowS> none|audio');
+}
+const count = Number(countArg);
+const windowS = Number(windowArg);
+setTimeout(() => {
+  console.error('connectedRooms: took over 3 minutes; giving up');
+  process.exit(1);
+}, 180_000).unref();
+
+const server = fork(fileURLToPath(new URL('./devserverProcess.ts', import.meta.url)), [address], {
+  execArgv: ['--import', 'tsx'],
+});
+const url = await new Promise<string>((resolve) =>
+  server.on('message', (m: { type: string; url?: string }) => {
+    if (m.type === 'ready') resolve(m.url!);
+  }),
+);
+const serverCpuMs = () =>
+  new Promise<number>((resolve) => {
+    server.once('message', (m: { cpuMs: number }) => resolve(m.cpuMs));
+    server.send({ type: 'cpu' });
+  });
+
+const rooms: Room[] = [];
+const sources: AudioSource[] = [];
+for (let i = 0; i < count; i++) {
+  const room = new Room();
+  await room.connect(url, await token(`floor-${i}`, `floor-${i}`), {
+    autoSubscribe: false,
+    dynacast: true,
+  });
+  if (variant === 'audio') {
+    const source = new AudioSource(OUTPUT_RATE, 1, AUDIO_QUEUE_MS);
+    sources.push(source);
+    await room.localParticipant!.publishTrack(
+      LocalAudioTrack.createAudioTrack('floor-audio', source),
+      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }),
+    );
+  }
+  rooms.push(room);
+}
+// Joins and negotiations settle first.
+await sleep(5_000);
+const own0 = process.cpuUsage();
+const server0 = await serverCpuMs();
+const t0 = performance.now();
+await sleep(windowS * 1000);
+const own = process.cpuUsage(own0);
+const serverMs = (await serverCpuMs()) - server0;
+const ms = performance.now() - t0;
+console.log(
+  JSON.stringify({
+    variant,
+    participants: count,
+    participantCores: (own.user + own.system) / 1000 / ms / count,
+    serverCores: serverMs / ms / count,
+  }),
+);
+for (const room of rooms) await room.disconnect();
+for (const source of sources) await source.close();
+server.send({ type: 'close' });
+await new Promise((resolve) => server.once('exit', resolve));
+await dispose();
+process.exit(0);
