@@ -24,11 +24,14 @@ import {
 import { token } from '../../test/devserver/publishers.js';
 import { AUDIO_QUEUE_MS } from '../../src/media/room/liveKitMediaSession.js';
 import { OUTPUT_RATE } from '../../src/media/room/utterance.js';
+import { stopRtcNodeLogForwarding } from '../../src/media/room/rtcNodeLogForwarding.js';
 
 const [address, countArg, windowArg, variant] = process.argv.slice(2);
 if (!address || !countArg || !windowArg || (variant !== 'none' && variant !== 'audio')) {
   throw new Error('usage: connectedRooms.ts <address> <n> <windowS> none|audio');
 }
+// As the media processes run rtc-node: its native logs do not cross into JavaScript.
+stopRtcNodeLogForwarding();
 const count = Number(countArg);
 const windowS = Number(windowArg);
 setTimeout(() => {
