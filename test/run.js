@@ -92,6 +92,7 @@ function runVitest(prefix, env) {
     '--reporter=default',
     '--reporter=json',
     '--reporter=./test/support/retriedTests.ts',
+    '--reporter=./test/support/fileDurations.ts',
     `--outputFile.json=${RESULTS_FILE}`,
     ...process.argv.slice(2),
   ];

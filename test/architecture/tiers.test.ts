@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A test file's name says its tier (test/runFast.js): `*.slow.test.ts` for WebRTC, a browser,
-// child processes, the face networks or a file that took over 10 s in a whole run,
+// child processes, the face networks or a file that took over 15 s in a whole run,
 // `*.postgres.test.ts` for PostgreSQL, anything else is fast. These checks keep the names true:
 // a fast-named file that starts one of those, or that the last whole run's figures
-// (test/fileDurations.json) show over 10 s, fails here with the name it should have. (They read
+// (test/fileDurations.json) show over 15 s, fails here with the name it should have. (They read
 // imports, not comments: a file that mentions a browser in a comment stays where its name puts
 // it.)
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -73,8 +73,14 @@ it('names every test file that needs WebRTC, a browser, processes or the face ne
   expect(misnamed).toEqual([]);
 });
 
-/** The most a fast file may take in a whole run (test/fileDurations.json, measured by CI). */
-const FAST_SECONDS = 10;
+/**
+ * The most a fast file may take in a whole run (test/fileDurations.json, measured by CI): its
+ * import, hooks and tests. 10 s while the figure counted its tests alone; with its import
+ * counted (the agents framework's alone is several seconds) the plugin's unit files read 11 to
+ * 14 s in a loaded whole run, 12 to 13 s on a quiet machine, and `npm run test:fast` stayed
+ * under its 90 s.
+ */
+const FAST_SECONDS = 15;
 
 it(`names every test file that took over ${FAST_SECONDS} s in the last whole run *.slow.test.ts`, () => {
   // `npm run test:fast` is for every change; a file that takes this long holds up everyone's
