@@ -26,12 +26,14 @@ export interface AvatarLogEntry {
 }
 
 /**
- * The room as the plugin sees it without WebRTC: a name, the agent's local identity and the
- * DataReceived events the avatar's packets arrive as.
+ * The room as the plugin sees it without WebRTC: a name, the agent's local identity, the
+ * DataReceived events the avatar's packets arrive as, and no remote participant's tracks (the
+ * simulated avatar publishes none).
  */
 export class StandInRoom extends EventEmitter {
   readonly isConnected = false;
   readonly localParticipant: { identity: string };
+  readonly remoteParticipants = new Map<string, never>();
 
   constructor(
     readonly name: string,
