@@ -199,10 +199,16 @@ await new Promise((r) => dev.once('exit', r));
 rmSync(dataDir, { recursive: true, force: true });
 
 // The floor, in the same run: N rtc-node participants connected to the embedded LiveKit that do
-// nothing, with nothing published and with a silent audio track published as the avatar's is
+// nothing, with nothing published, with a silent audio track published as the avatar's is, and
+// with both of the avatar's tracks published so and never fed a frame
 // (bench/support/connectedRooms.ts). An unwatched avatar cannot cost less than the first; the
-// second is what its silent voice costs in rtc-node and the server, without Visage.
-for (const variant of ['none', 'audio'] as const) {
+// last is what its two tracks cost in rtc-node and the server, without any of Visage's code.
+const FLOOR_WORDS = {
+  none: 'connected, nothing published',
+  audio: 'with a silent audio track (DTX), as an avatar',
+  tracks: "with an avatar's two tracks, silent and no frame captured",
+};
+for (const variant of ['none', 'audio', 'tracks'] as const) {
   const floor = JSON.parse(
     execFileSync(
       'node',
@@ -215,7 +221,7 @@ for (const variant of ['none', 'audio'] as const) {
   ) as { participantCores: number; serverCores: number };
   const each = floor.participantCores + floor.serverCores;
   console.log(
-    `floor, ${N} rtc-node participants ${variant === 'none' ? 'connected, nothing published' : 'with a silent audio track (DTX), as an avatar'}: ${each.toFixed(4)} per participant (participant ${floor.participantCores.toFixed(4)}, LiveKit ${floor.serverCores.toFixed(4)})`,
+    `floor, ${N} rtc-node participants ${FLOOR_WORDS[variant]}: ${each.toFixed(4)} per participant (participant ${floor.participantCores.toFixed(4)}, LiveKit ${floor.serverCores.toFixed(4)})`,
   );
 }
 await dispose();

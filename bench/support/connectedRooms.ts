@@ -6,29 +6,26 @@
 //
 //   connectedRooms.ts <address> <n> <windowS> none    # connected, nothing published
 //   connectedRooms.ts <address> <n> <windowS> audio   # a silent audio track, as the avatar's
+//   connectedRooms.ts <address> <n> <windowS> tracks  # and a video track nobody watches
 //
-// `audio` publishes what an avatar publishes (avatarTracks.ts: an AudioSource at 48 kHz with a
-// 200 ms queue, Opus with DTX) and never captures a sample, as an unwatched avatar that does not
-// speak. Prints one JSON line: cores per participant, this process's and the server's.
+// `audio` publishes the avatar's audio track as the avatar does (avatarTracks.ts: an AudioSource
+// at 48 kHz with a 200 ms queue, Opus with DTX) and never captures a sample, as an unwatched
+// avatar that does not speak; `tracks` publishes both of its tracks so (the video at 512 x 512,
+// H.264, no frame ever captured: what dynacast leaves of an unwatched avatar's video). Prints one JSON line: cores per participant, this process's and the server's.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AudioSource,
-  LocalAudioTrack,
-  Room,
-  TrackPublishOptions,
-  TrackSource,
-  dispose,
-} from '@livekit/rtc-node';
+import { AudioSource, Room, VideoSource, dispose } from '@livekit/rtc-node';
 import { token } from '../../test/devserver/publishers.js';
+import { publishAvatarTracks } from '../../src/media/room/avatarTracks.js';
+import { DEFAULT_AVATAR_VIDEO_CODEC } from '../../src/media/room/avatarVideoCodec.js';
 import { AUDIO_QUEUE_MS } from '../../src/media/room/liveKitMediaSession.js';
 import { OUTPUT_RATE } from '../../src/media/room/utterance.js';
 import { stopRtcNodeLogForwarding } from '../../src/media/room/rtcNodeLogForwarding.js';
 
 const [address, countArg, windowArg, variant] = process.argv.slice(2);
-if (!address || !countArg || !windowArg || (variant !== 'none' && variant !== 'audio')) {
-  throw new Error('usage: connectedRooms.ts <address> <n> <windowS> none|audio');
+if (!address || !countArg || !windowArg || !['none', 'audio', 'tracks'].includes(variant ?? '')) {
+  throw new Error('usage: connectedRooms.ts <address> <n> <windowS> none|audio|tracks');
 }
 // As the media processes run rtc-node: its native logs do not cross into JavaScript.
 stopRtcNodeLogForwarding();
@@ -54,20 +51,24 @@ const serverCpuMs = () =>
   });
 
 const rooms: Room[] = [];
-const sources: AudioSource[] = [];
+const sources: Array<AudioSource | VideoSource> = [];
 for (let i = 0; i < count; i++) {
   const room = new Room();
   await room.connect(url, await token(`floor-${i}`, `floor-${i}`), {
     autoSubscribe: false,
     dynacast: true,
   });
-  if (variant === 'audio') {
-    const source = new AudioSource(OUTPUT_RATE, 1, AUDIO_QUEUE_MS);
-    sources.push(source);
-    await room.localParticipant!.publishTrack(
-      LocalAudioTrack.createAudioTrack('floor-audio', source),
-      new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }),
-    );
+  if (variant !== 'none') {
+    const audioSource = new AudioSource(OUTPUT_RATE, 1, AUDIO_QUEUE_MS);
+    const videoSource = variant === 'tracks' ? new VideoSource(512, 512) : undefined;
+    sources.push(audioSource, ...(videoSource ? [videoSource] : []));
+    await publishAvatarTracks(room.localParticipant!, {
+      audioSource,
+      videoSource,
+      videoCodec: DEFAULT_AVATAR_VIDEO_CODEC,
+      maxFramerate: 25,
+      stageTimeoutMs: 30_000,
+    });
   }
   rooms.push(room);
 }
