@@ -4,8 +4,8 @@
 // joins, then the CPU of its whole process tree (API, media processes, embedded LiveKit) over a
 // window once LiveKit's dynacast wait (10 s) is over; then a viewer joins one session and the
 // time from its connect to its first video frame, and its frame rate, are printed; then, in the
-// same run, the floor: N rtc-node participants that do nothing, with no track and with a silent
-// audio track (bench/support/connectedRooms.ts).
+// same run, the floor: N rtc-node participants that do nothing, with no track, with a silent
+// audio track, and with both of an avatar's tracks never fed (bench/support/connectedRooms.ts).
 // Run with `npm run bench -- unwatched` (BENCH_UNWATCHED=N sessions, default 8;
 // BENCH_UNWATCHED_WINDOW_S, default 30). Needs `npm run build` first (bin/visage.js runs dist/).
 import { spawn, execFileSync } from 'node:child_process';

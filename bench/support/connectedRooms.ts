@@ -11,7 +11,8 @@
 // `audio` publishes the avatar's audio track as the avatar does (avatarTracks.ts: an AudioSource
 // at 48 kHz with a 200 ms queue, Opus with DTX) and never captures a sample, as an unwatched
 // avatar that does not speak; `tracks` publishes both of its tracks so (the video at 512 x 512,
-// H.264, no frame ever captured: what dynacast leaves of an unwatched avatar's video). Prints one JSON line: cores per participant, this process's and the server's.
+// H.264, no frame ever captured: what dynacast leaves of an unwatched avatar's video). Prints
+// one JSON line: cores per participant, this process's and the server's.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
