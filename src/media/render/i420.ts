@@ -61,10 +61,10 @@ export function rgbToI420(rgb: Float32Array, w: number, h: number): Uint8Array {
 
 /**
  * The U and V planes of `out` from interleaved pixels (`channels` values each, R G B first):
- * each chroma sample is the mean of its 2x2 block.
+ * each chroma sample is the mean of its 2x2 block (summed left to right, top to bottom).
  */
 function writeChroma(
-  px: ArrayLike<number>,
+  px: Float32Array,
   channels: number,
   w: number,
   h: number,
@@ -72,32 +72,22 @@ function writeChroma(
 ): void {
   const { u: uOff, v: vOff } = i420PlaneOffsets(w, h);
   const cw = w >> 1;
+  const row = w * channels;
+  const right = channels;
+  const below = row;
+  const diagonal = row + channels;
   for (let j = 0; j < h >> 1; j++) {
-    for (let i = 0; i < cw; i++) {
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      for (const [di, dj] of CHROMA_TAPS) {
-        const k = (((j << 1) + dj) * w + (i << 1) + di) * channels;
-        r += px[k] as number;
-        g += px[k + 1] as number;
-        b += px[k + 2] as number;
-      }
-      r /= 4;
-      g /= 4;
-      b /= 4;
-      out[uOff + j * cw + i] = clampByte(-0.148 * r - 0.291 * g + 0.439 * b + 128);
-      out[vOff + j * cw + i] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
+    let k = 2 * j * row;
+    let o = j * cw;
+    for (let i = 0; i < cw; i++, k += 2 * channels, o++) {
+      const r = (px[k]! + px[k + right]! + px[k + below]! + px[k + diagonal]!) / 4;
+      const g = (px[k + 1]! + px[k + right + 1]! + px[k + below + 1]! + px[k + diagonal + 1]!) / 4;
+      const b = (px[k + 2]! + px[k + right + 2]! + px[k + below + 2]! + px[k + diagonal + 2]!) / 4;
+      out[uOff + o] = clampByte(-0.148 * r - 0.291 * g + 0.439 * b + 128);
+      out[vOff + o] = clampByte(0.439 * r - 0.368 * g - 0.071 * b + 128);
     }
   }
 }
-
-const CHROMA_TAPS: readonly (readonly [number, number])[] = [
-  [0, 0],
-  [1, 0],
-  [0, 1],
-  [1, 1],
-];
 
 const BAYER_4X4 = [0, 8, 2, 10, 12, 4, 14, 6, 3, 11, 1, 9, 15, 7, 13, 5];
 
@@ -105,8 +95,13 @@ function lumaOf(r: number, g: number, b: number, dither: number): number {
   return clampByte(0.257 * r + 0.504 * g + 0.098 * b + 16 + dither);
 }
 
+/**
+ * `v` rounded (halves up) into 0..255: Math.round's result for every `v`, without its cost
+ * (from 0.5 up, v + 0.5 is exact or rounds within its unit, so truncating it is Math.round; the
+ * atlas builds convert millions of pixels).
+ */
 function clampByte(v: number): number {
-  return v <= 0 ? 0 : v >= 255 ? 255 : Math.round(v);
+  return v < 0.5 ? 0 : v >= 254.5 ? 255 : (v + 0.5) | 0;
 }
 
 /** BT.601 limited-range YUV to sRGB, the inverse of the conversion above (for snapshots). */

@@ -241,16 +241,21 @@ export function poseBlend(
   b: Uint8Array,
   { minDelta = BLEND_MIN_DELTA, joinGap = BLEND_JOIN_GAP } = {},
 ): PoseBlend {
-  const spans: number[] = [];
-  const delta: number[] = [];
+  const luma = FRAME_WIDTH * FRAME_HEIGHT;
+  // Written into arrays of the most they can hold, then cut (a frame's worth of JavaScript
+  // numbers pushed one by one was a tenth of a photo build's time in these blends).
+  const spans = new Uint32Array(luma + 1);
+  const delta = new Int16Array(luma);
+  let spanCount = 0;
+  let deltaCount = 0;
   let start = -1;
   let lastHit = -Infinity;
   const close = (end: number) => {
-    spans.push(start, end - start);
-    for (let i = start; i < end; i++) delta.push((b[i] as number) - (a[i] as number));
+    spans[spanCount++] = start;
+    spans[spanCount++] = end - start;
+    for (let i = start; i < end; i++) delta[deltaCount++] = (b[i] as number) - (a[i] as number);
     start = -1;
   };
-  const luma = FRAME_WIDTH * FRAME_HEIGHT;
   for (let i = 0; i < luma; i++) {
     const dv = (b[i] as number) - (a[i] as number);
     if (dv < minDelta && dv > -minDelta) continue;
@@ -259,7 +264,7 @@ export function poseBlend(
     lastHit = i;
   }
   if (start >= 0) close(lastHit + 1);
-  return { spans: Uint32Array.from(spans), delta: Int16Array.from(delta) };
+  return { spans: spans.slice(0, spanCount), delta: delta.slice(0, deltaCount) };
 }
 
 /** A sprite must lie entirely on the head, or pasting it would smear background over the face. */
