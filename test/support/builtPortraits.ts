@@ -53,32 +53,21 @@ function buildCodeVersion(): string {
 /** The build of `bytes` (the real build), made once per run. */
 export async function builtPortrait(
   bytes: Uint8Array,
-  options: { pool?: PhotoThreadPool; greyDark?: boolean } = {},
+  options: { pool?: PhotoThreadPool } = {},
 ): Promise<BuiltPortrait> {
-  const key = createHash('sha256')
-    .update(bytes)
-    .update(buildCodeVersion())
-    .update(options.greyDark ? 'grey dark' : '')
-    .digest('hex');
+  const key = createHash('sha256').update(bytes).update(buildCodeVersion()).digest('hex');
   const atlasId = `portrait-${key.slice(0, 16)}`;
   const build = async () => ({
-    output: await buildPhotoAvatar(bytes, {
-      atlasId,
-      pool: options.pool,
-      greyDark: options.greyDark,
-    }),
+    output: await buildPhotoAvatar(bytes, { atlasId, pool: options.pool }),
     atlasId,
   });
   return storedOncePerRun('portraits', key, build);
 }
 
-/**
- * The portrait's atlas, ready to render (built once per run, see builtPortrait); `greyDark`: the
- * dark of its open mouth grey, as before issue 43 (PhotoBuildOptions).
- */
+/** The portrait's atlas, ready to render (built once per run, see builtPortrait). */
 export async function portraitAtlas(
   bytes: Uint8Array,
-  options: { pool?: PhotoThreadPool; greyDark?: boolean } = {},
+  options: { pool?: PhotoThreadPool } = {},
 ): Promise<{ atlas: AvatarAtlas; output: PhotoBuildOutput }> {
   const { output, atlasId } = await builtPortrait(bytes, options);
   return { atlas: unpackAtlas(decodePhotoBuild(output.build, atlasId)), output };

@@ -91,7 +91,7 @@ function steepest(luma: Float32Array, width: number, height: number, poly: reado
 /**
  * The figures of an RGB picture (`width` x `height`) around its 68 landmarks. For a rendered
  * frame, the landmarks the detector places on the same frame with the dark of the mouth grey as
- * before issue 43, at the same luma (the build's `greyDark`): a detector given the colour moves
+ * before issue 43, at the same luma (the build's `aimFrame`): a detector given the colour moves
  * them with the inside's colour alone (with every pixel's luma unchanged, a warmer dark moved
  * Walter White's inner lip landmarks onto his teeth's lower edge and his inner / outer step from
  * 2.80 to 3.74), and what is judged here is the picture along the lips, not where the detector

@@ -70,6 +70,14 @@ export interface PhotoAtlasBuild {
   atlas: AvatarAtlas;
   /** The neutral frame as RGB (the preview). */
   neutral: Uint8Array;
+  /**
+   * The widest-open frame (I420) with the dark of the mouth drawn grey at the same luma, on which
+   * the dark's gain was aimed (the lips a viewer's detector finds there); undefined where the
+   * build did not aim (no `findLandmarks`). What the mouth's figures are measured along: a warm
+   * dark moves the detector's inner lip landmarks with its colour alone (a reference for
+   * measuring, not for showing; test/support/mouthUpClose.ts).
+   */
+  aimFrame?: Uint8Array;
   timings: Record<'poses' | 'eyes' | 'mouths' | 'aim', number>;
 }
 
@@ -86,10 +94,8 @@ export async function buildPhotoAtlas(
   atlasId: string,
   photoScale = 1,
   {
-    greyDark = false,
     findLandmarks,
   }: {
-    greyDark?: boolean;
     /**
      * A face detector's 68 landmarks on a 512 x 512 RGB frame (undefined where it finds no face):
      * the dark's gain is aimed where it puts the lips on the widest-open frame (aimDarkGain).
@@ -162,7 +168,7 @@ export async function buildPhotoAtlas(
     viseme: (typeof VISEMES)[number],
     amount: number,
     darkGain: number,
-    grey = greyDark,
+    grey = false,
   ) => {
     const pose = mouthPose(face.mouth, teeth, viseme, amount, room);
     return renderMouthSprite(canvas, CANVAS_MARGIN, face, mouthRect, pose, colours, teeth, {
@@ -172,18 +178,19 @@ export async function buildPhotoAtlas(
       darkGain,
     });
   };
-  // How warm the dark is drawn: one gain for every sprite of this portrait (none for a grey dark),
+  // How warm the dark is drawn: one gain for every sprite of this portrait,
   // aimed on the widest-open frame where a face detector puts the lips, when there is one: the
   // lips a viewer sees round an open mouth are stretched and cut otherwise than the photo's at
   // rest (Walter White's 1.16 times colder), and the dark within them is not the model's (about
   // half a second a build, most of it the detection; docs/photo-avatars.md).
-  let darkGain = greyDark ? 1 : portraitDarkGain(colours, teeth);
+  let darkGain = portraitDarkGain(colours, teeth);
   let aimMs = 0;
-  if (!greyDark && findLandmarks) {
+  let aimFrame: Uint8Array | undefined;
+  if (findLandmarks) {
     const aimStarted = performance.now();
-    const still = (rgb: Float32Array) => {
+    const still = (rgb: Float32Array): Uint8Array => {
       const sprite = rgbToI420(rgb, mouthRect.width, mouthRect.height);
-      const frame = renderStill(
+      return renderStill(
         {
           avatarId: atlasId,
           poses,
@@ -198,13 +205,16 @@ export async function buildPhotoAtlas(
         // The first sprite of that set (the widest-open one, here).
         { mouth: { viseme: VISEMES[0], openness: 0 } },
       );
-      return i420ToRgb({ width: FRAME_WIDTH, height: FRAME_HEIGHT, data: frame });
     };
     darkGain = await aimDarkGain(
       darkGain,
       // The lips where the detector finds them on the frame with the dark grey at the same luma
       // (as the figures are measured: a warm dark moves the detector's inner lip contour).
-      () => findLandmarks(still(mouthRgb('AA', 1, 1, true)), FRAME_WIDTH, FRAME_HEIGHT),
+      () => {
+        aimFrame = still(mouthRgb('AA', 1, 1, true));
+        const rgb = i420ToRgb({ width: FRAME_WIDTH, height: FRAME_HEIGHT, data: aimFrame });
+        return findLandmarks(rgb, FRAME_WIDTH, FRAME_HEIGHT);
+      },
       // The dark's warmth on the sprite alone, as pasted into the frame (its planes copied as
       // they are at even offsets: the same pixels as the frame's there, without the frame).
       (gain, lips) => {
@@ -242,6 +252,7 @@ export async function buildPhotoAtlas(
   return {
     atlas,
     neutral,
+    aimFrame,
     timings: {
       poses: posesDone - started,
       eyes: eyesDone - posesDone,

@@ -51,14 +51,6 @@ export interface PhotoBuildOptions {
   pool?: PhotoThreadPool;
   /** Told as each stage starts. */
   onStage?: (stage: PhotoBuildStage) => void;
-  /**
-   * The dark of an open mouth grey, as it was drawn before issue 43 (at the same luma): a
-   * reference for measuring, not for showing. The face detector places the lips' landmarks on
-   * the inside's colour as well as its light (a warm dark moved Walter White's inner lip onto
-   * his teeth), and the figures of the mouth up close are measured along the lips found on this
-   * build's frames (test/support/mouthUpClose.ts).
-   */
-  greyDark?: boolean;
 }
 
 export interface PhotoBuildOutput {
@@ -84,6 +76,13 @@ export interface PhotoBuildOutput {
   framing: Framing;
   /** The stock voice that fits the face, and the estimate it was chosen by (photoVoice.ts). */
   voice: FittingVoice;
+  /**
+   * The widest-open frame (512 x 512 I420) with the dark of the mouth grey at the same luma, on
+   * which the build aimed the dark's warmth where a face detector puts the lips: a reference for
+   * measuring, not for showing (the detector places the lips with the inside's colour as well as
+   * its light; test/support/mouthUpClose.ts). Undefined where the build did not aim.
+   */
+  aimFrame?: Uint8Array;
   /** Milliseconds per stage, and the atlas build's own parts. */
   timings: Record<string, number>;
 }
@@ -151,13 +150,7 @@ export async function buildPhotoAvatar(
 
   stage('building');
   const frameLandmarks = landmarks.map((p) => toFrame(framing, p));
-  const built = await pool.build(
-    canvas.data,
-    frameLandmarks,
-    options.atlasId,
-    scale,
-    options.greyDark,
-  );
+  const built = await pool.build(canvas.data, frameLandmarks, options.atlasId, scale);
   done('build');
 
   stage('encoding');
@@ -182,6 +175,7 @@ export async function buildPhotoAvatar(
     framing,
     voice: fittingStockVoice(face.maleProbability),
     upright: upright && { degrees: upright.degrees, region: upright.region },
+    aimFrame: built.aimFrame,
     timings,
   };
 }

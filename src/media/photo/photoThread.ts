@@ -20,9 +20,14 @@ async function run(task: PhotoTask): Promise<PhotoTaskResult> {
         task.landmarks,
         task.atlasId,
         task.photoScale,
-        { greyDark: task.greyDark, findLandmarks: largestFaceLandmarks },
+        { findLandmarks: largestFaceLandmarks },
       );
-      return { atlas: packAtlas(build.atlas), neutral: build.neutral, timings: build.timings };
+      return {
+        atlas: packAtlas(build.atlas),
+        neutral: build.neutral,
+        aimFrame: build.aimFrame,
+        timings: build.timings,
+      };
     }
   }
 }

@@ -60,7 +60,6 @@ export class PhotoThreadPool {
     landmarks: Point[],
     atlasId: string,
     photoScale: number,
-    greyDark = false,
   ): Promise<PhotoBuildResult> {
     return this.pool.run({
       kind: 'build',
@@ -68,7 +67,6 @@ export class PhotoThreadPool {
       landmarks,
       atlasId,
       photoScale,
-      greyDark,
     }) as Promise<PhotoBuildResult>;
   }
 

@@ -12,7 +12,6 @@ export type PhotoTask =
       landmarks: Point[];
       atlasId: string;
       photoScale: number;
-      greyDark?: boolean;
     };
 
 export interface PhotoBuildResult {
@@ -20,6 +19,8 @@ export interface PhotoBuildResult {
   atlas: SharedAvatarAtlas;
   /** The neutral frame, RGB. */
   neutral: Uint8Array;
+  /** The frame the dark's gain was aimed on (PhotoAtlasBuild's `aimFrame`), I420. */
+  aimFrame?: Uint8Array;
   timings: Record<string, number>;
 }
 

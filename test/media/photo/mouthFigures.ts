@@ -78,7 +78,7 @@ const frameLuma = (i420: Uint8Array) => lumaOf(i420ToRgb({ width: 512, height: 5
  * and measures its mouth.
  */
 export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait> {
-  const { atlas } = await portraitAtlas(bytes);
+  const { atlas, output } = await portraitAtlas(bytes);
   // The person of the photo: of the faces found in it, the one nearest the avatar's (a crop of a
   // group photo may hold part of a neighbour, and a rotated picture a false find at a low score).
   // The photo as given: a head the build turned upright is compared with its tilted self, the
@@ -106,9 +106,11 @@ export async function measurePortrait(bytes: Uint8Array): Promise<BuiltPortrait>
   // detector finds on the same frame with the dark grey as it was drawn before (the same luma):
   // where it places them on the colour frame moves with the inside's colour alone (a warm dark
   // moved Sean Connery's and sample5 turned's inner lips, and their top band, with every pixel's
-  // luma unchanged; mouthUpClose.ts, upCloseFigures).
-  const { atlas: greyAtlas } = await portraitAtlas(bytes, { greyDark: true });
-  const [reference] = await describeFrame(renderStill(greyAtlas, WIDEST), MIN_CONFIDENCE);
+  // luma unchanged; mouthUpClose.ts, upCloseFigures). The build drew that frame to aim the
+  // dark's warmth (PhotoBuildOutput's `aimFrame`: the widest-open frame, the same bytes as a
+  // whole build with the dark grey renders it).
+  if (!output.aimFrame) throw new Error('the build drew no grey-dark open frame (it did not aim)');
+  const [reference] = await describeFrame(output.aimFrame, MIN_CONFIDENCE);
   if (!reference) throw new Error('face recognition found no face in the grey-dark open frame');
   const bands = innerMouthBands(openLuma, 512, reference.landmarks);
   const upClose = upCloseFigures(openRgb, 512, 512, reference.landmarks);

