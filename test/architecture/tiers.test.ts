@@ -77,8 +77,9 @@ it('names every test file that needs WebRTC, a browser, processes or the face ne
  * The most a fast file may take in a whole run (test/fileDurations.json, measured by CI): its
  * import, hooks and tests. 10 s while the figure counted its tests alone; with its import
  * counted (the agents framework's alone is several seconds) the plugin's unit files read 11 to
- * 14 s in a loaded whole run, 12 to 13 s on a quiet machine. (`npm run test:fast` took 96 to
- * 104 s on a quiet machine on 2026-12-02, over its 90 s goal with either measure: issue 46.)
+ * 14 s in a loaded whole run, 12 to 13 s on a quiet machine. (`npm run test:fast` took 74 to
+ * 86 s on this 2-core machine later on 2026-12-02, 96 to 104 s earlier that day: its 90 s goal
+ * holds only when the machine is quiet; issue 46.)
  */
 const FAST_SECONDS = 15;
 
