@@ -20,7 +20,7 @@ import { releaseLock, takeLock } from './oncePerRun.js';
 export async function loadCatalogueAtlases(
   avatarIds: readonly string[] = AVATAR_CATALOGUE.map((a) => a.avatarId),
 ): Promise<void> {
-  const dir = join(process.env.VISAGE_TEST_SCRATCH ?? tmpdir(), 'atlases');
+  const dir = catalogueAtlasDir();
   mkdirSync(dir, { recursive: true });
   for (const id of avatarIds) {
     const lock = join(dir, `${id}.lock`);
@@ -32,4 +32,13 @@ export async function loadCatalogueAtlases(
       releaseLock(lock);
     }
   }
+}
+
+/**
+ * Where loadCatalogueAtlases stores the atlases: a media core given it as its cache directory
+ * (`cacheDir`) loads them from there, in this process or in its media processes, instead of
+ * drawing them at its start.
+ */
+export function catalogueAtlasDir(): string {
+  return join(process.env.VISAGE_TEST_SCRATCH ?? tmpdir(), 'atlases');
 }
