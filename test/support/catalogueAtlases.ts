@@ -35,10 +35,15 @@ export async function loadCatalogueAtlases(
 }
 
 /**
- * Where loadCatalogueAtlases stores the atlases: a media core given it as its cache directory
- * (`cacheDir`) loads them from there, in this process or in its media processes, instead of
- * drawing them at its start.
+ * Where the run keeps the catalogue's atlases for the renderer `of` the sources (this process:
+ * loadCatalogueAtlases stores them there) or of the build (media processes run dist/): a media
+ * core given it as its cache directory (`cacheDir`) loads them from there instead of drawing them
+ * at its start. Apart, because the cache's key hashes the renderer's own files, which differ
+ * between the two, and a cache removes the files of other keys (atlasCache.ts, removeStale).
  */
-export function catalogueAtlasDir(): string {
-  return join(process.env.VISAGE_TEST_SCRATCH ?? tmpdir(), 'atlases');
+export function catalogueAtlasDir(of: 'sources' | 'build' = 'sources'): string {
+  return join(
+    process.env.VISAGE_TEST_SCRATCH ?? tmpdir(),
+    of === 'build' ? 'atlases-build' : 'atlases',
+  );
 }

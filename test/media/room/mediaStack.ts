@@ -102,9 +102,10 @@ export async function startMediaStack(
   // older one): through tsx each start first transpiled the whole media graph (2 to 4 CPU-s).
   if (options.processes) await buildCli();
   // The catalogue's atlases drawn once per run and loaded from there (the real atlas cache), in
-  // this process or in each media process, instead of drawn at every start (3 to 8 CPU-s each).
-  await loadCatalogueAtlases();
-  const cacheDir = catalogueAtlasDir();
+  // this process or in each media process, instead of drawn at every start (3 to 8 CPU-s each;
+  // the first media processes of a run draw and store them).
+  if (!options.processes) await loadCatalogueAtlases();
+  const cacheDir = catalogueAtlasDir(options.processes ? 'build' : 'sources');
   const media = options.processes
     ? await ProcessPoolMediaCore.create({
         fromBuild: true,
