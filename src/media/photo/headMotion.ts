@@ -61,7 +61,7 @@ export function motionWeights(
 
 /**
  * The frame with the head moved `sway` px sideways and the figure lifted `lift` px. Each pixel is
- * `sampleInto`'s bilinear sample, written out here (12 frames of 512 x 512 a build: a third of the
+ * `sampleInto`'s bilinear sample, written out here (12 frames of 512 x 512 a build: a fifth of the
  * build's JavaScript while it went through the call), with the same arithmetic in the same order:
  * the same values. Where the head moves by whole pixels (its weights 1) or not at all, a pixel is
  * a copy of one pixel of the canvas.

@@ -243,7 +243,8 @@ export function poseBlend(
 ): PoseBlend {
   const luma = FRAME_WIDTH * FRAME_HEIGHT;
   // Written into arrays of the most they can hold, then cut (a frame's worth of JavaScript
-  // numbers pushed one by one was a tenth of a photo build's time in these blends).
+  // numbers pushed one by one took 4 % of a photo build in these blends). At most luma + 1
+  // entries: spans are a pixel long at least and a pixel apart at least.
   const spans = new Uint32Array(luma + 1);
   const delta = new Int16Array(luma);
   let spanCount = 0;
