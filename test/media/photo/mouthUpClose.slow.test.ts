@@ -64,6 +64,9 @@ const DRAWN = [
   // and 5.35 before the teeth took the face's light).
   'Walter White, glasses, close-up',
   'face-api sample5: woman, dark, smiling',
+  // A photo with little black (light pupils): its cavity's rim was lifted lighter than its lips,
+  // a grey ring round a red middle at 3x (DARK_OVER_LIPS in mouthDark.ts).
+  'face-api sample5: woman, smiling, turned a little',
 ];
 
 /**
