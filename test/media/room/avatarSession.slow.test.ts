@@ -199,7 +199,10 @@ describeWebRtc(
             () => {
               const now = client.now();
               const fps = client.framesMadeBetween(now - 2_000, now).length / 2;
-              if (now - noted >= 500) ((noted = now), rates.push(fps));
+              if (now - noted >= 500) {
+                noted = now;
+                rates.push(fps);
+              }
               return holds(fps);
             },
             15_000,
