@@ -62,8 +62,8 @@ const OWN_DARK_RIM = 2.2;
  * deepest 0.53 of her lips' luma, real darks 0.37 to 0.49) had its rim lifted to luma 75 on lips
  * of 48 (2.09 times them with the deepest), and its open mouth read at 3x as a grey-lavender ring
  * round a red middle (a light band between two darks in 41 % of its columns, real mouths at most
- * 19 %; its dark's warmth 1.41, real 1.50 at least). Capped, 15 % and 1.62. Every other portrait of
- * the set is under it, unchanged (the nearest, Walter White's under his dark lips, 1.37).
+ * 19 %; its dark's warmth 1.41, real 1.50 at least); capped, 15 % and 1.62. Every other portrait of
+ * the set is under it and unchanged (the nearest is Walter White's, whose lips are dark: 1.37).
  */
 const DARK_OVER_LIPS = 1.4;
 /**
