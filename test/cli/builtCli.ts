@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The `visage` CLI exactly as a user runs it: bin/visage.js, which runs the tsup build in dist/.
 // Free of vitest, so that helpers which also run outside it (bench/) can start the build too.
-import { oncePerRun } from '../support/oncePerRun.js';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { oncePerRun, releaseLock, takeLock } from '../support/oncePerRun.js';
 
 /** The node arguments that run the build: `node bin/visage.js ...`. */
 export const BUILT_CLI = ['bin/visage.js'];
@@ -20,5 +22,17 @@ export function buildCli(): Promise<void> {
     };
     await build({ ...config, dts: false, clean: false, silent: true });
   });
-  return building;
+  return building.then(packagesBuilt);
+}
+
+/**
+ * Waits while another test file builds the workspace packages (test/packaging/agentProject.ts
+ * holds this lock): that build cleans their dist/, which dist/ of the service imports, and a CLI
+ * started meanwhile cannot find them.
+ */
+async function packagesBuilt(): Promise<void> {
+  const lock = join(process.cwd(), '.tmp/packages-build.lock');
+  mkdirSync(join(process.cwd(), '.tmp'), { recursive: true });
+  await takeLock(lock);
+  releaseLock(lock);
 }

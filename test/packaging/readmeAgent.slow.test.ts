@@ -127,15 +127,17 @@ describeWebRtc("the README's agent in a new project, against `visage dev`", () =
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'visage-readme-agent-'));
     const dataDir = copyTemplate(inject('dbTemplate'));
-    // `visage dev` starts (its avatars drawn, its TTS warmed) while npm installs the two projects
-    // (mostly unpacking from npm's cache), and the two installs run side by side.
+    // The packages are built and packed first: their build cleans their dist/, which the
+    // service's build imports (`visage dev` started meanwhile once failed a whole run with
+    // "Cannot find module …/@visage-avatar/client/dist/api.js"). Then `visage dev` starts (its
+    // avatars drawn, its TTS warmed) while npm installs the two projects (mostly unpacking from
+    // npm's cache), and the two installs run side by side.
+    const packed = await packWorkspaces(REPO, scratch);
     const [starting, making] = await Promise.allSettled([
       buildCli()
         .then(() => startDev(dataDir))
         .then((started) => ((dev = started.child), started)),
-      packWorkspaces(REPO, scratch).then((packed) =>
-        Promise.all(KINDS.map((kind) => makeProject(scratch, kind, packed))),
-      ),
+      Promise.all(KINDS.map((kind) => makeProject(scratch, kind, packed))),
     ]);
     if (making.status === 'rejected') throw making.reason;
     if (starting.status === 'rejected') throw starting.reason;
