@@ -2,8 +2,14 @@
 // The `visage` CLI exactly as a user runs it: bin/visage.js, which runs the tsup build in dist/.
 // Free of vitest, so that helpers which also run outside it (bench/) can start the build too.
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { oncePerRun, releaseLock, takeLock } from '../support/oncePerRun.js';
+
+/**
+ * The lock folder held while the workspace packages are built (test/packaging/agentProject.ts),
+ * relative to the repository: their build empties their dist/, which the service's build imports.
+ */
+export const PACKAGES_BUILD_LOCK = '.tmp/packages-build.lock';
 
 /** The node arguments that run the build: `node bin/visage.js ...`. */
 export const BUILT_CLI = ['bin/visage.js'];
@@ -26,13 +32,13 @@ export function buildCli(): Promise<void> {
 }
 
 /**
- * Waits while another test file builds the workspace packages (test/packaging/agentProject.ts
- * holds this lock): that build cleans their dist/, which dist/ of the service imports, and a CLI
- * started meanwhile cannot find them.
+ * Waits while another test file builds the workspace packages (PACKAGES_BUILD_LOCK): a CLI
+ * started meanwhile cannot find their dist/. A build that starts after this returns is not waited
+ * for (it runs once per run, in one of the first files).
  */
 async function packagesBuilt(): Promise<void> {
-  const lock = join(process.cwd(), '.tmp/packages-build.lock');
-  mkdirSync(join(process.cwd(), '.tmp'), { recursive: true });
+  const lock = join(process.cwd(), PACKAGES_BUILD_LOCK);
+  mkdirSync(dirname(lock), { recursive: true });
   await takeLock(lock);
   releaseLock(lock);
 }

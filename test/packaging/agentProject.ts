@@ -7,8 +7,9 @@
 // scratchLockfile.ts): the same versions, from npm's cache, no registry needed.
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { PACKAGES_BUILD_LOCK } from '../cli/builtCli.js';
 import { oncePerRun, releaseLock, takeLock } from '../support/oncePerRun.js';
 import { type PackedWorkspace, scratchLockfile } from './scratchLockfile.js';
 
@@ -56,8 +57,8 @@ export type Packed = PackedWorkspace & { files: string[] };
  * lock is taken over (takeLock).
  */
 async function exclusively<T>(repo: string, work: () => Promise<T>): Promise<T> {
-  const lock = join(repo, '.tmp/packages-build.lock');
-  mkdirSync(join(repo, '.tmp'), { recursive: true });
+  const lock = join(repo, PACKAGES_BUILD_LOCK);
+  mkdirSync(dirname(lock), { recursive: true });
   await takeLock(lock);
   try {
     return await work();
