@@ -67,6 +67,10 @@ const DRAWN = [
   // A photo with little black (light pupils): its cavity's rim was lifted lighter than its lips,
   // a grey ring round a red middle at 3x (DARK_OVER_LIPS in mouthDark.ts).
   'face-api sample5: woman, smiling, turned a little',
+  // A toothy smile over the mouth's dark: parted where her teeth were still 40 % bright, their
+  // tips and blur went down with the jaw, a light row under the new dark (a ring in 44 % of the
+  // columns; photoTeeth.ts, fadedInto).
+  'face-api sample1: head tilted about 40 degrees, smiling',
 ];
 
 /**
