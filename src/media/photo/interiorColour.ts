@@ -198,10 +198,10 @@ export function interiorColour(
   const ry =
     v < mid ? (mid - v) / Math.max(0.5, mid - top) : (v - mid) / Math.max(0.5, bottom - mid);
   // Parted in the photo's own dark, the top and bottom rims are that dark: lighter only across.
-  const r = Math.min(
-    1,
-    Math.hypot(t * CAVITY_ACROSS, ry * (opening.inOwnDark ? OWN_DARK_UP_DOWN : 1)),
-  );
+  // Parted just above it, the bottom rim is (lighter there, Franck laughing's opening read as a
+  // maroon bar lifted over his own dark: a light band between two darks in 53 % of the columns).
+  const ownDarkRim = opening.inOwnDark || (opening.overOwnDark && v > mid);
+  const r = Math.min(1, Math.hypot(t * CAVITY_ACROSS, ry * (ownDarkRim ? OWN_DARK_UP_DOWN : 1)));
   const lift =
     Math.min(CAVITY_RIM_LIFT, look.rimLift) *
     r ** (opening.inOwnDark ? OWN_DARK_BOWL : CAVITY_BOWL);

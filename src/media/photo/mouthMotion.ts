@@ -130,6 +130,11 @@ export interface MouthOpening {
    * that dark, and none are synthesized below it.
    */
   inOwnDark: boolean;
+  /**
+   * The gap parts just above the photo's own dark (PhotoTeeth.bottomOverDark): what the jaw
+   * carries down below it begins with that dark.
+   */
+  overOwnDark: boolean;
   /** Half the opening's width, px. */
   halfSpan: number;
 }
@@ -392,6 +397,7 @@ export function mouthPose(
           lower: new Curve(lower),
           photoTeeth: new Curve(shown),
           inOwnDark: ownDark !== undefined,
+          overOwnDark: ownDark === undefined && teeth.bottomOverDark,
           uMin,
           uMax,
           halfSpan: (uMax - uMin) / 2,

@@ -33,6 +33,11 @@ export interface PhotoTeeth {
    */
   readonly darkMiddle: Curve | undefined;
   /**
+   * Whether the teeth's edge (`bottom`) lies where they fade into the photo's dark below them
+   * (FADED_COLUMNS): the part of the photo below it, moved down with the jaw, begins with that dark.
+   */
+  readonly bottomOverDark: boolean;
+  /**
    * Teeth about the inner corners, out to the outer ones: per column (u), the line between the
    * lips there (`line`) and the lowest teeth below it (`bottom`, a pixel past the last one found,
    * where the lower lip shows below them; the line where none). The landmarks' inner corners may
@@ -254,6 +259,7 @@ export function measurePhotoTeeth(
         ? smoothCurve(darkRows, innerMin, innerMax, knots)
         : undefined,
     cornerTeeth,
+    bottomOverDark: fadedFit !== undefined,
   };
 }
 

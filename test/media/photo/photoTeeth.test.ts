@@ -49,7 +49,11 @@ const colours: FaceColours = {
 /** The mouth with `below` between the teeth's blur and the lower lip. */
 function drawnMouth(below: Colour) {
   const canvas = floatPicture(WIDTH, HEIGHT);
-  const mix = (a: Colour, b: Colour, t: number) => a.map((x, k) => x + (b[k]! - x) * t) as Colour;
+  const mix = (a: Colour, b: Colour, t: number): Colour => [
+    a[0] + (b[0] - a[0]) * t,
+    a[1] + (b[1] - a[1]) * t,
+    a[2] + (b[2] - a[2]) * t,
+  ];
   for (let y = 0; y < HEIGHT; y++) {
     for (let x = 0; x < WIDTH; x++) {
       const u = x + 0.5 - 60;
@@ -71,6 +75,7 @@ describe('the photo teeth’s lower edge', () => {
   it('lies where the teeth have faded into the mouth’s dark below them', () => {
     const teeth = measurePhotoTeeth(drawnMouth(DARK), 0, mouth, colours);
     expect(teeth.shown).toBe(true);
+    expect(teeth.bottomOverDark).toBe(true);
     // Luma 230 to 20 over v = 1 to 5: nearer the dark than the lips' luma (about 114) from
     // v = 4.2. An edge where the teeth are still 40 % bright (v = 2.3) left their blur to go down
     // with the jaw, a light band under the new opening's dark.
@@ -84,6 +89,7 @@ describe('the photo teeth’s lower edge', () => {
     // No dark below (a smile's teeth on the lower lip): the lip's top must not be taken for teeth.
     const teeth = measurePhotoTeeth(drawnMouth(LIPS), 0, mouth, colours);
     expect(teeth.shown).toBe(true);
+    expect(teeth.bottomOverDark).toBe(false);
     for (const u of [-15, 0, 15]) {
       expect(teeth.bottom.at(u)).toBeGreaterThan(1);
       expect(teeth.bottom.at(u)).toBeLessThan(3.5);
