@@ -177,9 +177,9 @@ export function measurePhotoTeeth(
     const v = Math.min(bottom, edge);
     found.push({ u, v, faded: fadedInto(u, v, bottom) });
   }
-  // A smooth edge through them (a parabola, least squares), kept between the lips. Where most
-  // columns show the mouth's dark below their teeth, through where the teeth have faded into it
-  // (fadedInto), and never above the edge through the teeth themselves.
+  // A smooth edge through them (a parabola, least squares), kept between the lips. Where a third
+  // of the columns or more show the mouth's dark below their teeth (FADED_COLUMNS), through where
+  // the teeth have faded into it (fadedInto), and never above the edge through the teeth.
   const teethFit = found.length >= MIN_TEETH_COLUMNS ? parabola(found) : undefined;
   const intoDark = found.filter((p) => p.faded !== undefined).length;
   const fadedFit =
