@@ -75,6 +75,9 @@ const DRAWN = [
   // parts just above that dark (as sample1's), and its cone no longer lightens towards it (a
   // maroon bar over his own dark, a ring in 53 % of the columns; interiorColour.ts, overOwnDark).
   'Franck (video frame 4117), laughing with teeth',
+  // Parted in a thin dark line between nearly closed lips: its hue was the photo's dark as it is,
+  // which no gain moved (warmth 2.15, saturation 0.92: an orange-red fill; interiorLook).
+  'Nicolas Cage, head and shoulders',
 ];
 
 /**
@@ -101,7 +104,11 @@ const TOO_COLD = ['Audrey Hepburn, close-up'];
  * laughing's, 23.6 % of it within a tenth of its depth of its floor against the real most of
  * 23.3 % (23.0 % before its cone stopped lightening towards his own dark, with the ring above).
  */
-const TOO_FLAT = ['Franck (video frame 4117), laughing with teeth'];
+const TOO_FLAT = [
+  'Franck (video frame 4117), laughing with teeth',
+  // 37 % of it: parted in the photo's thin line, its dark is nearly all at its deepest.
+  'Nicolas Cage, head and shoulders',
+];
 
 let real: RealMouth[] = [];
 /** Real open mouths measured for the colour of their dark only (realDarkPictures). */
